@@ -1,0 +1,1 @@
+"""The race server: asyncio WebSockets, protocol v1, games stored in Redis."""
