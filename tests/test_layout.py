@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def test_console_scripts_point_at_importable_callables() -> None:
     for target in scripts.values():
         module, func = target.split(":")
         out = subprocess.run(
-            ["python", "-c", f"import {module} as m; assert callable(m.{func})"],
+            [sys.executable, "-c", f"import {module} as m; assert callable(m.{func})"],
             cwd=ROOT,
             capture_output=True,
             text=True,
