@@ -83,9 +83,10 @@ class EmbeddedRedis:
                     f"valkey-server exited with code {self.process.returncode}; "
                     f"see {self.data_dir / 'valkey.log'}"
                 )
-            with contextlib.suppress(OSError), socket.create_connection(
-                (self.host, self.port), timeout=0.5
-            ) as s:
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection((self.host, self.port), timeout=0.5) as s,
+            ):
                 s.sendall(b"PING\r\n")
                 if s.recv(16).startswith(b"+PONG"):
                     return
