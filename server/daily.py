@@ -1,0 +1,63 @@
+"""The daily challenge: one deal per game per UTC day, the same for every player.
+
+The deal's seed is HMAC-SHA256(secret, "<date>:<game>") mapped into 1..2^31-1, so nobody can
+work it out before the server publishes it (with the day's leaderboard, once the day is over),
+and anyone can check afterwards that the deal was fixed in advance.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import re
+import secrets
+from typing import Any
+
+from server.leaderboard import Keys
+
+SEED_MAX = 2**31 - 1
+SECRET_BYTES = 32
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def daily_seed(secret: bytes, date: dt.date | str, game: str) -> int:
+    """The seed of `game`'s daily deal on `date` (the one place that chooses daily deals)."""
+    day = date.isoformat() if isinstance(date, dt.date) else date
+    digest = hmac.new(secret, f"{day}:{game}".encode(), hashlib.sha256).digest()
+    # 64 bits reduced modulo 2^31 - 1: the bias is below 2^-32, invisible.
+    return int.from_bytes(digest[:8], "big") % SEED_MAX + 1
+
+
+def utc_date(now_s: float) -> dt.date:
+    """The UTC calendar date at `now_s` seconds since the epoch (the server's clock)."""
+    return dt.datetime.fromtimestamp(now_s, dt.UTC).date()
+
+
+def day_start_s(date: dt.date) -> float:
+    """Seconds since the epoch at 00:00 UTC of `date`."""
+    return dt.datetime(date.year, date.month, date.day, tzinfo=dt.UTC).timestamp()
+
+
+def parse_date(text: object) -> dt.date | None:
+    """A strict YYYY-MM-DD date, or None for anything else (wrong type, shape or calendar day)."""
+    if not isinstance(text, str) or not _ISO_DATE.fullmatch(text):
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+async def load_secret(redis: Any, keys: Keys, configured: str | None) -> bytes:
+    """The daily secret: the configured one, else the one kept in the store, else a new one.
+
+    SET NX makes the first instance to start the one that chooses it; every other instance and
+    every restart reads the same value back, so today's deal never changes.
+    """
+    if configured:
+        return configured.encode()
+    fresh = secrets.token_hex(SECRET_BYTES)
+    await redis.set(keys.secret(), fresh, nx=True)
+    stored = await redis.get(keys.secret())
+    return stored.encode() if isinstance(stored, str) else bytes(stored)

@@ -1,0 +1,344 @@
+"""Daily and all-time leaderboards in Redis sorted sets.
+
+Key layout (every key of the daily feature is named here). `ns` is the configured namespace;
+the part in braces is the Redis Cluster hash tag, so every multi-key command or script below
+touches keys of a single slot:
+
+    {ns}:day:{<game>:<date>}:board      zset   one member per finished attempt of that day
+    {ns}:day:{<game>:<date>}:entries    hash   player -> SEQ(10 digits) + JSON entry
+    {ns}:day:{<game>:<date>}:attempts   hash   player -> gid of the day's attempt (server/daily.py)
+    {ns}:alltime:{<game>}:board         zset   one member per player who ever finished a daily
+    {ns}:alltime:{<game>}:stats         hash   player -> SEQ + JSON totals (server/stats.py)
+    {ns}:alltime:{<game>}:seq           string counter giving all-time members their SEQ
+    {ns}:alltime:{<game>}:played:<pl>   zset   days (as day numbers) the player finished a daily
+    {ns}:alltime:{<game>}:won:<pl>      zset   days the player won
+    {ns}:daily:secret                   string the generated daily secret (server/daily.py)
+    {ns}:daily:sweep:<game>:<date>      string lock: who closes that day's open attempts
+
+Day boards rank by score (higher first), then time_ms (lower first), then moves (fewer first),
+and all three are packed into one sorted-set score, LOWER IS BETTER, so that the order of the
+zset is the ranking and ZCOUNT answers "how many are strictly better" in O(log n):
+
+    packed = (63 - score) << 47  |  min(time_ms, 2^31 - 1) << 16  |  min(moves, 2^16 - 1)
+
+6 + 31 + 16 = 53 bits, so every packed value is an integer below 2^53 and a double holds it
+exactly (Redis scores are doubles). Scores of our games are at most 52 (< 63); a daily attempt
+lasts at most a day (86,400,000 ms, far below the 24.8 days that 31 bits hold); moves are
+clipped at 65,535, which no real game reaches.
+
+Entries equal on all three share a rank and are listed in the order they finished: each member
+is "<SEQ>:<player>" with SEQ the zero-padded finishing sequence number of the board, and Redis
+orders members of equal score lexicographically, hence by SEQ. A rank is 1 + the number of
+members with a strictly lower packed value, which is the index of the first member having that
+value; so within a window of ZRANGE results a member's rank is its index + 1 unless its value
+equals the previous member's, in which case it shares that rank.
+
+All-time boards (date "all") rank players by days won (more first), then total score over all
+their daily attempts (higher first); players equal on both share a rank and are listed in the
+order they reached that tally. Packed the same way, lower is better:
+
+    packed = (2^16 - 1 - min(days_won, 2^16 - 1)) << 37  |  (2^37 - 1 - min(total_score, 2^37 - 1))
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+SCORE_BITS = 6
+TIME_BITS = 31
+MOVES_BITS = 16
+SCORE_CAP = (1 << SCORE_BITS) - 1
+TIME_CAP = (1 << TIME_BITS) - 1
+MOVES_CAP = (1 << MOVES_BITS) - 1
+
+DAYS_WON_BITS = 16
+TOTAL_SCORE_BITS = 37
+DAYS_WON_CAP = (1 << DAYS_WON_BITS) - 1
+TOTAL_SCORE_CAP = (1 << TOTAL_SCORE_BITS) - 1
+
+SEQ_DIGITS = 10
+ALL_TIME = "all"
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 20
+EPOCH = dt.date(1970, 1, 1)
+
+
+def pack_day(score: int, time_ms: int, moves: int) -> int:
+    """The sorted-set score of a daily result (lower is better; see the module docstring)."""
+    s = min(max(score, 0), SCORE_CAP)
+    t = min(max(time_ms, 0), TIME_CAP)
+    m = min(max(moves, 0), MOVES_CAP)
+    return ((SCORE_CAP - s) << (TIME_BITS + MOVES_BITS)) | (t << MOVES_BITS) | m
+
+
+def pack_all_time(days_won: int, total_score: int) -> int:
+    """The sorted-set score of an all-time row (lower is better)."""
+    w = min(max(days_won, 0), DAYS_WON_CAP)
+    s = min(max(total_score, 0), TOTAL_SCORE_CAP)
+    return ((DAYS_WON_CAP - w) << TOTAL_SCORE_BITS) | (TOTAL_SCORE_CAP - s)
+
+
+def day_number(date: dt.date) -> int:
+    """Days since 1970-01-01: consecutive days are consecutive integers (for streaks)."""
+    return (date - EPOCH).days
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Names of the daily feature's Redis keys under one namespace."""
+
+    namespace: str
+
+    def _day(self, game: str, date: str) -> str:
+        return f"{self.namespace}:day:{{{game}:{date}}}"
+
+    def day_board(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":board"
+
+    def day_entries(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":entries"
+
+    def day_attempts(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":attempts"
+
+    def _all(self, game: str) -> str:
+        return f"{self.namespace}:alltime:{{{game}}}"
+
+    def all_board(self, game: str) -> str:
+        return self._all(game) + ":board"
+
+    def all_stats(self, game: str) -> str:
+        return self._all(game) + ":stats"
+
+    def all_seq(self, game: str) -> str:
+        return self._all(game) + ":seq"
+
+    def played_days(self, game: str, player: str) -> str:
+        return self._all(game) + f":played:{player}"
+
+    def won_days(self, game: str, player: str) -> str:
+        return self._all(game) + f":won:{player}"
+
+    def secret(self) -> str:
+        return f"{self.namespace}:daily:secret"
+
+    def sweep_lock(self, game: str, date: str) -> str:
+        return f"{self.namespace}:daily:sweep:{game}:{date}"
+
+
+class Result(msgspec.Struct, frozen=True):
+    """One finished daily attempt, as it enters its day's board."""
+
+    player: str
+    name: str
+    score: int
+    moves: int
+    time_ms: int
+    won: bool
+
+
+class _DayRow(msgspec.Struct):
+    name: str
+    score: int
+    moves: int
+    time_ms: int
+    won: bool
+
+
+class Entry(msgspec.Struct, omit_defaults=True):
+    """A ranked row as the `leaderboard` message carries it.
+
+    On all-time boards `score`, `moves` and `time_ms` are totals over every daily attempt,
+    `won` says whether the player ever won one, and the extra fields are filled in.
+    """
+
+    rank: int
+    player: str
+    name: str
+    score: int
+    moves: int
+    time_ms: int
+    won: bool
+    days_won: int | None = None
+    played: int | None = None
+    best_streak: int | None = None
+
+
+class Board(msgspec.Struct, omit_defaults=True):
+    """A window of one board: the `leaderboard` message without `t`, `re` and `seed`."""
+
+    game: str
+    date: str
+    total: int
+    entries: list[Entry]
+    me: Entry | None = None
+
+
+# Records a day's result once: a second result of the same player for the same day changes
+# nothing (returns 0), so callers may retry freely. Returns the finishing sequence number.
+_RECORD_DAY = """
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 0 end
+local seq = redis.call('HLEN', KEYS[2]) + 1
+local prefix = string.format('%010d', seq)
+redis.call('HSET', KEYS[2], ARGV[1], prefix .. ARGV[3])
+redis.call('ZADD', KEYS[1], ARGV[2], prefix .. ':' .. ARGV[1])
+return seq
+"""
+
+# One window of a board and the asker's own row, in one round trip and one consistent snapshot.
+# KEYS: board zset, rows hash (player -> SEQ + JSON). ARGV: limit, asker ('' for none),
+# around_me ('1'/'0'). Returns {total, start, first_rank, me_rank, me_row, members_scores, rows}.
+_WINDOW = """
+local total = redis.call('ZCARD', KEYS[1])
+local limit = tonumber(ARGV[1])
+local me_idx, me_rank, me_row = -1, 0, ''
+if ARGV[2] ~= '' then
+  local v = redis.call('HGET', KEYS[2], ARGV[2])
+  if v then
+    local member = string.sub(v, 1, 10) .. ':' .. ARGV[2]
+    local r = redis.call('ZRANK', KEYS[1], member)
+    if r then
+      me_idx = r
+      local sc = redis.call('ZSCORE', KEYS[1], member)
+      me_rank = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. sc) + 1
+      me_row = v
+    end
+  end
+end
+local start = 0
+if ARGV[3] == '1' and me_idx >= 0 then
+  start = me_idx - math.floor((limit - 1) / 2)
+  if start + limit > total then start = total - limit end
+  if start < 0 then start = 0 end
+end
+local ms = redis.call('ZRANGE', KEYS[1], start, start + limit - 1, 'WITHSCORES')
+local first_rank = 1
+if #ms > 0 and start > 0 then
+  first_rank = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ms[2]) + 1
+end
+local rows = {}
+for i = 1, #ms, 2 do
+  rows[#rows + 1] = redis.call('HGET', KEYS[2], string.sub(ms[i], 12)) or ''
+end
+return {total, start, first_rank, me_rank, me_row, ms, rows}
+"""
+
+
+class AllTimeRow(msgspec.Struct):
+    """A player's running totals for one game (the all-time hash's JSON; see server/stats.py)."""
+
+    name: str = ""
+    played: int = 0
+    won: int = 0
+    score: int = 0
+    moves: int = 0
+    time_ms: int = 0
+    streak: int = 0
+    streak_end: int = -1
+    best_streak: int = 0
+    win_streak: int = 0
+    win_streak_end: int = -1
+    best_win_streak: int = 0
+
+
+def _strip_seq(value: bytes | str) -> bytes:
+    raw = value.encode() if isinstance(value, str) else value
+    return raw[SEQ_DIGITS:]
+
+
+class LeaderboardStore:
+    """Reads and writes day boards and all-time boards on a redis.asyncio client."""
+
+    def __init__(self, redis: Any, keys: Keys) -> None:
+        self.redis = redis
+        self.keys = keys
+        self._record_day = redis.register_script(_RECORD_DAY)
+        self._window = redis.register_script(_WINDOW)
+        self._day_decoder = msgspec.json.Decoder(_DayRow)
+        self._all_decoder = msgspec.json.Decoder(AllTimeRow)
+
+    async def record_day(self, game: str, date: str, result: Result) -> int:
+        """Enter a result on its day's board; 0 when the player already has an entry there."""
+        row = _DayRow(result.name, result.score, result.moves, result.time_ms, result.won)
+        seq = await self._record_day(
+            keys=[self.keys.day_board(game, date), self.keys.day_entries(game, date)],
+            args=[
+                result.player,
+                pack_day(result.score, result.time_ms, result.moves),
+                msgspec.json.encode(row),
+            ],
+        )
+        return int(seq)
+
+    async def record_day_many(self, game: str, date: str, results: list[Result]) -> None:
+        """Enter many results in pipelined batches (fills boards for tests and benchmarks)."""
+        keys = [self.keys.day_board(game, date), self.keys.day_entries(game, date)]
+        batch = 2000
+        for i in range(0, len(results), batch):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for r in results[i : i + batch]:
+                    row = _DayRow(r.name, r.score, r.moves, r.time_ms, r.won)
+                    packed = pack_day(r.score, r.time_ms, r.moves)
+                    args = [r.player, packed, msgspec.json.encode(row)]
+                    await self._record_day(keys=keys, args=args, client=pipe)
+                await pipe.execute()
+
+    async def has_entry(self, game: str, date: str, player: str) -> bool:
+        return bool(await self.redis.hexists(self.keys.day_entries(game, date), player))
+
+    async def board(
+        self,
+        game: str,
+        date: str,
+        *,
+        limit: int = DEFAULT_LIMIT,
+        asker: str | None = None,
+        around_me: bool = False,
+    ) -> Board:
+        """A window of the board of `date` (an ISO date or "all"), with the asker's own row."""
+        limit = max(1, min(limit, MAX_LIMIT))
+        if date == ALL_TIME:
+            keys = [self.keys.all_board(game), self.keys.all_stats(game)]
+        else:
+            keys = [self.keys.day_board(game, date), self.keys.day_entries(game, date)]
+        total, start, first_rank, me_rank, me_row, ms, rows = await self._window(
+            keys=keys, args=[limit, asker or "", "1" if around_me else "0"]
+        )
+        entries: list[Entry] = []
+        prev_packed: float | None = None
+        rank = int(first_rank)
+        for i in range(0, len(ms), 2):
+            member = ms[i].decode() if isinstance(ms[i], bytes) else ms[i]
+            packed = float(ms[i + 1])
+            if prev_packed is not None and packed != prev_packed:
+                rank = int(start) + i // 2 + 1
+            prev_packed = packed
+            row = rows[i // 2]
+            if not row:  # cannot happen: a member and its row are written by one script
+                continue
+            entries.append(self._entry(date, rank, member[SEQ_DIGITS + 1 :], row))
+        me = self._entry(date, int(me_rank), asker, me_row) if asker and me_row else None
+        return Board(game=game, date=date, total=int(total), entries=entries, me=me)
+
+    def _entry(self, date: str, rank: int, player: str, value: bytes | str) -> Entry:
+        raw = _strip_seq(value)
+        if date == ALL_TIME:
+            a = self._all_decoder.decode(raw)
+            return Entry(
+                rank=rank,
+                player=player,
+                name=a.name,
+                score=a.score,
+                moves=a.moves,
+                time_ms=a.time_ms,
+                won=a.won > 0,
+                days_won=a.won,
+                played=a.played,
+                best_streak=a.best_streak,
+            )
+        d = self._day_decoder.decode(raw)
+        return Entry(rank, player, d.name, d.score, d.moves, d.time_ms, d.won)
