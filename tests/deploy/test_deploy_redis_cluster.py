@@ -1,0 +1,70 @@
+"""The local Redis Cluster fixture is a real cluster, and it behaves as the server assumes:
+keys spread over the masters, hash-tagged keys share a slot, and a plain PUBLISH sent on
+one node reaches a subscriber connected to another."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ResponseError
+
+
+async def test_three_masters_serve_all_slots_and_share_the_keys(redis_cluster) -> None:
+    client = RedisCluster.from_url(redis_cluster.url)
+    try:
+        ns = f"t{uuid.uuid4().hex[:8]}"
+        for i in range(90):
+            await client.set(f"{ns}:k{i}", i)
+        counts = []
+        for node in redis_cluster.nodes:
+            plain = aioredis.Redis(host=node.host, port=node.port)
+            counts.append(len([k async for k in plain.scan_iter(match=f"{ns}:*")]))
+            await plain.aclose()
+        assert sum(counts) == 90
+        assert all(c > 0 for c in counts), counts
+    finally:
+        await client.aclose()
+
+
+async def test_hash_tagged_keys_share_a_slot_and_untagged_ones_do_not(redis_cluster) -> None:
+    client = RedisCluster.from_url(redis_cluster.url)
+    try:
+        tagged = ["sr:race:{ABC234}:meta", "sr:race:{ABC234}:seats"]
+        assert len({client.keyslot(k) for k in tagged}) == 1
+        # A Lua script over keys of one slot runs on the node that owns it.
+        script = client.register_script(
+            "redis.call('SET', KEYS[1], 1); return redis.call('INCR', KEYS[2])"
+        )
+        assert await script(keys=tagged) == 1
+        untagged = ["sr:race:ABC234:meta", "sr:race:XYZ789:meta"]
+        assert client.keyslot(untagged[0]) != client.keyslot(untagged[1])
+        node = client.get_node_from_key(untagged[0])
+        with pytest.raises(ResponseError, match="don't hash to the same slot"):
+            await client.execute_command("MSET", untagged[0], 1, untagged[1], 2, target_nodes=node)
+    finally:
+        await client.aclose()
+
+
+async def test_publish_on_one_node_reaches_a_subscriber_on_another(redis_cluster) -> None:
+    first, last = redis_cluster.nodes[0], redis_cluster.nodes[-1]
+    channel = f"t{uuid.uuid4().hex[:8]}:race:{{ABC234}}"
+    subscriber = aioredis.Redis(host=first.host, port=first.port)
+    publisher = aioredis.Redis(host=last.host, port=last.port)
+    pubsub = subscriber.pubsub()
+    try:
+        await pubsub.subscribe(channel)
+        assert (await pubsub.get_message(timeout=5))["type"] == "subscribe"
+        await publisher.publish(channel, b"hello")
+        message = None
+        async with asyncio.timeout(10):
+            while message is None:
+                message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+        assert message["data"] == b"hello"
+    finally:
+        await pubsub.aclose()
+        await subscriber.aclose()
+        await publisher.aclose()
