@@ -1,0 +1,131 @@
+"""Static HTML pages served on the WebSocket port (no JavaScript; every player name escaped)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import cache
+from html import escape
+from importlib import resources
+from string import Template
+from urllib.parse import quote
+
+from server.leaderboard import ALL_TIME, Board, Entry
+
+GAME_TITLES = {
+    "doublets": "Doublets",
+    "quatorze": "Quatorze",
+    "bakers_game": "Baker's Game",
+    "hopscotch": "Hopscotch",
+}
+
+
+@cache
+def _template(name: str) -> Template:
+    return Template(resources.files(__package__).joinpath(name).read_text(encoding="utf-8"))
+
+
+def game_title(game: str) -> str:
+    return GAME_TITLES.get(game, game.replace("_", " ").title())
+
+
+def leaderboard_path(game: str, date: str) -> str:
+    return f"/leaderboard/{quote(game)}/{quote(date)}"
+
+
+def format_time(ms: int) -> str:
+    """Minutes and seconds to a tenth, hours when needed: 83_400 -> "1:23.4"."""
+    tenths = ms // 100
+    s, t = divmod(tenths, 10)
+    m, s = divmod(s, 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}.{t}" if h else f"{m}:{s:02d}.{t}"
+
+
+def _day_row(e: Entry) -> str:
+    won = '<span class="won" title="won">✓</span>' if e.won else ""
+    top = ' class="top1"' if e.rank == 1 else ""
+    return (
+        f"<tr{top}><td class=rank>{e.rank}</td><td class=name>{escape(e.name)}</td>"
+        f"<td>{e.score}</td><td>{e.moves}</td><td>{format_time(e.time_ms)}</td><td>{won}</td></tr>"
+    )
+
+
+def _all_row(e: Entry) -> str:
+    top = ' class="top1"' if e.rank == 1 else ""
+    return (
+        f"<tr{top}><td class=rank>{e.rank}</td><td class=name>{escape(e.name)}</td>"
+        f"<td>{e.days_won or 0}</td><td>{e.score}</td><td>{e.played or 0}</td>"
+        f"<td>{e.best_streak or 0}</td></tr>"
+    )
+
+
+def _table(board: Board) -> str:
+    if not board.entries:
+        return '<p class="empty">No one has finished this one yet.</p>'
+    if board.date == ALL_TIME:
+        head = (
+            "<th>Rank</th><th class=name>Player</th><th>Days won</th>"
+            "<th>Total score</th><th>Played</th><th>Best streak</th>"
+        )
+        rows = "\n".join(_all_row(e) for e in board.entries)
+    else:
+        head = (
+            "<th>Rank</th><th class=name>Player</th><th>Score</th>"
+            "<th>Moves</th><th>Time</th><th>Won</th>"
+        )
+        rows = "\n".join(_day_row(e) for e in board.entries)
+    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>"
+
+
+def _link(href: str, text: str, *, current: bool = False, rel: str = "") -> str:
+    if current:
+        return f'<span class="current" aria-current="page">{escape(text)}</span>'
+    rel_attr = f' rel="{rel}"' if rel else ""
+    return f'<a href="{escape(href)}"{rel_attr}>{escape(text)}</a>'
+
+
+def render_leaderboard(
+    board: Board, *, games: tuple[str, ...], today: dt.date, seed: int | None
+) -> str:
+    """The page of one board: its rows, links to the other games and to the days around it."""
+    title = game_title(board.game)
+    game_links = " ".join(
+        _link(leaderboard_path(g, board.date), game_title(g), current=g == board.game)
+        for g in games
+    )
+    if board.date == ALL_TIME:
+        heading = f"{title} · all time"
+        subtitle = "Ranked by days won, then total score over every daily challenge."
+        day_links = _link(leaderboard_path(board.game, today.isoformat()), "Today's challenge")
+    else:
+        day = dt.date.fromisoformat(board.date)
+        heading = f"{title} · daily challenge"
+        status = "in progress" if day == today else "final"
+        subtitle = f"{day:%A} {day.day} {day:%B %Y} (UTC) · {status}"
+        prev = day - dt.timedelta(days=1)
+        nxt = day + dt.timedelta(days=1)
+        prev_link = _link(leaderboard_path(board.game, prev.isoformat()), f"← {prev}", rel="prev")
+        if nxt <= today:
+            next_link = _link(leaderboard_path(board.game, nxt.isoformat()), f"{nxt} →", rel="next")
+        else:
+            next_link = f'<span class="disabled">{nxt} →</span>'
+        all_link = _link(leaderboard_path(board.game, ALL_TIME), "All time")
+        day_links = f"{prev_link} {all_link} {next_link}"
+    shown = len(board.entries)
+    players = "player" if board.total == 1 else "players"
+    footer = f"{board.total} {players}"
+    if shown < board.total:
+        footer += f", top {shown} shown"
+    if seed is not None:
+        footer += f" · deal seed <code>{seed}</code> (replay it with the engine)"
+    elif board.date != ALL_TIME:
+        footer += " · the deal's seed is published when the day is over"
+    return _template("leaderboard.html").substitute(
+        title=escape(f"{heading}{'' if board.date == ALL_TIME else ' ' + board.date}"),
+        heading=escape(heading),
+        subtitle=escape(subtitle),
+        game_links=game_links,
+        day_links=day_links,
+        table=_table(board),
+        footer=footer,
+    )
