@@ -1,19 +1,19 @@
 """Daily and all-time leaderboards in Redis sorted sets.
 
-Key layout (every key of the daily feature is named here). `ns` is the configured namespace;
-the part in braces is the Redis Cluster hash tag, so every multi-key command or script below
-touches keys of a single slot:
+Key layout (every key of the daily feature is named here). As in server/keys.py, each key
+starts with a Redis Cluster hash tag holding the configured namespace `ns`, so every
+multi-key command or script below touches keys of a single slot:
 
-    {ns}:day:{<game>:<date>}:board      zset   one member per finished attempt of that day
-    {ns}:day:{<game>:<date>}:entries    hash   player -> SEQ(10 digits) + JSON entry
-    {ns}:day:{<game>:<date>}:attempts   hash   player -> gid of the day's attempt (server/daily.py)
-    {ns}:alltime:{<game>}:board         zset   one member per player who ever finished a daily
-    {ns}:alltime:{<game>}:stats         hash   player -> SEQ + JSON totals (server/stats.py)
-    {ns}:alltime:{<game>}:seq           string counter giving all-time members their SEQ
-    {ns}:alltime:{<game>}:played:<pl>   zset   days (as day numbers) the player finished a daily
-    {ns}:alltime:{<game>}:won:<pl>      zset   days the player won
-    {ns}:daily:secret                   string the generated daily secret (server/daily.py)
-    {ns}:daily:sweep:<game>:<date>      string lock: who closes that day's open attempts
+    {ns:day:GAME:DATE}:board        zset   one member per finished attempt of that day
+    {ns:day:GAME:DATE}:entries      hash   player -> SEQ(10 digits) + JSON entry
+    {ns:day:GAME:DATE}:attempts     hash   player -> gid of the day's attempt (server/daily.py)
+    {ns:alltime:GAME}:board         zset   one member per player who ever finished a daily
+    {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/stats.py)
+    {ns:alltime:GAME}:seq           string counter giving all-time members their SEQ
+    {ns:alltime:GAME}:played:PID    zset   days (as day numbers) the player finished a daily
+    {ns:alltime:GAME}:won:PID       zset   days the player won
+    {ns:daily}:secret               string the generated daily secret (server/daily.py)
+    {ns:daily}:sweep:GAME:DATE      string lock: which instance closes that day's open attempts
 
 Day boards rank by score (higher first), then time_ms (lower first), then moves (fewer first),
 and all three are packed into one sorted-set score, LOWER IS BETTER, so that the order of the
@@ -94,7 +94,7 @@ class Keys:
     namespace: str
 
     def _day(self, game: str, date: str) -> str:
-        return f"{self.namespace}:day:{{{game}:{date}}}"
+        return f"{{{self.namespace}:day:{game}:{date}}}"
 
     def day_board(self, game: str, date: str) -> str:
         return self._day(game, date) + ":board"
@@ -106,7 +106,7 @@ class Keys:
         return self._day(game, date) + ":attempts"
 
     def _all(self, game: str) -> str:
-        return f"{self.namespace}:alltime:{{{game}}}"
+        return f"{{{self.namespace}:alltime:{game}}}"
 
     def all_board(self, game: str) -> str:
         return self._all(game) + ":board"
@@ -124,10 +124,10 @@ class Keys:
         return self._all(game) + f":won:{player}"
 
     def secret(self) -> str:
-        return f"{self.namespace}:daily:secret"
+        return f"{{{self.namespace}:daily}}:secret"
 
     def sweep_lock(self, game: str, date: str) -> str:
-        return f"{self.namespace}:daily:sweep:{game}:{date}"
+        return f"{{{self.namespace}:daily}}:sweep:{game}:{date}"
 
 
 class Result(msgspec.Struct, frozen=True):
