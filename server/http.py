@@ -1,0 +1,238 @@
+"""Plain HTTP on the WebSocket port, through websockets' process_request hook.
+
+    GET /healthz                          200 when the store answers, 503 otherwise
+    GET /metrics                          Prometheus text format (this process's counters)
+    GET /leaderboard                      302 to today's board of the first game
+    GET /leaderboard/GAME                 302 to today's board of GAME
+    GET /leaderboard/GAME/DATE            the board as a static HTML page (DATE: YYYY-MM-DD or all)
+    GET /leaderboard/GAME/DATE.json       the same board as JSON, the `leaderboard` message's fields
+
+Any other path except the WebSocket endpoint is 404. Unknown games, malformed dates and days
+that have not begun are 404 with a short plain-text reason.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import msgspec
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from server import pages
+from server.leaderboard import MAX_LIMIT
+
+if TYPE_CHECKING:
+    from server.daily import DailyService
+
+log = logging.getLogger(__name__)
+
+# Redis round trips take from ~50 µs (loopback) to tens of ms (a loaded remote cluster).
+REDIS_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0)
+
+
+class Metrics:
+    """This process's counters, exported at /metrics (one registry per server, no globals).
+
+    The server updates them where things happen: `connections` on open and close,
+    `moves_accepted` / `moves_rejected` in the move handler, `races_running` from the race
+    reaper, `redis_latency.observe(seconds)` around store round trips.
+    """
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.connections = Gauge(
+            "solitaire_connections", "WebSocket connections open on this process", registry=r
+        )
+        self.connections_opened = Counter(
+            "solitaire_connections_opened", "WebSocket connections accepted", registry=r
+        )
+        self.moves_accepted = Counter(
+            "solitaire_moves_accepted", "Moves checked, stored and acknowledged", registry=r
+        )
+        self.moves_rejected = Counter(
+            "solitaire_moves_rejected",
+            "Moves refused, by error code (illegal_move, out_of_order, ...)",
+            ["code"],
+            registry=r,
+        )
+        self.races_running = Gauge(
+            "solitaire_races_running",
+            "Races started and not yet finished (whole store)",
+            registry=r,
+        )
+        self.redis_latency = Histogram(
+            "solitaire_redis_latency_seconds",
+            "Round-trip time of store operations",
+            buckets=REDIS_BUCKETS,
+            registry=r,
+        )
+        self.redis_ping = Gauge(
+            "solitaire_redis_ping_seconds",
+            "Round-trip time of a PING at the last scrape",
+            registry=r,
+        )
+        self.daily_started = Counter(
+            "solitaire_daily_attempts_started", "Daily attempts started", ["game"], registry=r
+        )
+        self.daily_finished = Counter(
+            "solitaire_daily_attempts_ranked",
+            "Daily attempts entered on a board",
+            ["game"],
+            registry=r,
+        )
+        self.leaderboard_requests = Counter(
+            "solitaire_leaderboard_requests",
+            "Leaderboard queries, by channel (ws, html, json)",
+            ["via"],
+            registry=r,
+        )
+        self.http_requests = Counter(
+            "solitaire_http_requests", "HTTP requests served, by status", ["status"], registry=r
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+def _response(
+    status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None
+) -> Response:
+    code = http.HTTPStatus(status)
+    headers = Headers(
+        [
+            ("Date", email.utils.formatdate(usegmt=True)),
+            ("Connection", "close"),
+            ("Content-Length", str(len(body))),
+            ("Content-Type", content_type),
+            ("X-Content-Type-Options", "nosniff"),
+        ]
+    )
+    for name, value in (extra or {}).items():
+        headers[name] = value
+    return Response(code.value, code.phrase, headers, body)
+
+
+def text(status: int, message: str) -> Response:
+    return _response(status, (message + "\n").encode(), "text/plain; charset=utf-8")
+
+
+# Pages carry no script and load nothing: forbid both, so that even a bug in escaping a
+# player's name could not run anything in a visitor's browser.
+PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+class HttpRoutes:
+    """The process_request hook: answers HTTP paths, lets `ws_path` go on to the handshake."""
+
+    def __init__(
+        self,
+        *,
+        health: Callable[[], Awaitable[bool]],
+        metrics: Metrics,
+        daily: DailyService | None = None,
+        on_scrape: Callable[[], Awaitable[None]] | None = None,
+        ws_path: str = "/ws",
+    ) -> None:
+        self.health = health
+        self.metrics = metrics
+        self.daily = daily
+        self.on_scrape = on_scrape
+        self.ws_path = ws_path
+        self._json = msgspec.json.Encoder()
+
+    async def __call__(self, connection: Any, request: Request) -> Response | None:
+        url = urlsplit(request.path)
+        if url.path == self.ws_path:
+            return None
+        try:
+            response = await self.route(url.path, parse_qs(url.query))
+        except Exception:
+            log.exception("HTTP %s failed", url.path)
+            response = text(500, "internal error")
+        self.metrics.http_requests.labels(str(response.status_code)).inc()
+        return response
+
+    async def route(self, path: str, query: dict[str, list[str]]) -> Response:
+        if path == "/healthz":
+            if await self.health():
+                return text(200, "ok")
+            return text(503, "store unreachable")
+        if path == "/metrics":
+            if self.on_scrape is not None:
+                await self.on_scrape()
+            return _response(200, self.metrics.render(), CONTENT_TYPE_LATEST)
+        if path == "/leaderboard" or path.startswith("/leaderboard/"):
+            return await self.leaderboard(path, query)
+        return text(404, "not found")
+
+    async def leaderboard(self, path: str, query: dict[str, list[str]]) -> Response:
+        daily = self.daily
+        if daily is None:
+            return text(404, "leaderboards are not served here")
+        parts = [unquote(p) for p in path.split("/")[2:]]
+        if parts and parts[-1] == "":
+            parts.pop()
+        if not parts:
+            return _redirect(pages.leaderboard_path(daily.games[0], daily.today().isoformat()))
+        game = parts[0]
+        if game not in daily.games:
+            return text(404, f"unknown game {game!r}; games are {', '.join(daily.games)}")
+        if len(parts) == 1:
+            return _redirect(pages.leaderboard_path(game, daily.today().isoformat()))
+        if len(parts) != 2:
+            return text(404, "not found")
+        date, as_json = parts[1], False
+        if date.endswith(".json"):
+            date, as_json = date[: -len(".json")], True
+        limit = MAX_LIMIT
+        if "limit" in query:
+            try:
+                limit = int(query["limit"][0])
+            except ValueError:
+                limit = 0
+            if not 1 <= limit <= MAX_LIMIT:
+                return text(400, f"limit must be 1 to {MAX_LIMIT}")
+        found = await daily.find_board(game, date, limit=limit)
+        if isinstance(found, str):
+            return text(404, found)
+        board, seed = found
+        today = daily.today()
+        # Past days change only for the few seconds after midnight while open attempts close.
+        cache = "public, max-age=300" if seed is not None else "public, max-age=5"
+        if as_json:
+            self.metrics.leaderboard_requests.labels("json").inc()
+            body = self._json.encode(daily.leaderboard_message(board, seed))
+            return _response(200, body, "application/json", {"Cache-Control": cache})
+        self.metrics.leaderboard_requests.labels("html").inc()
+        html = pages.render_leaderboard(board, games=daily.games, today=today, seed=seed)
+        return _response(
+            200,
+            html.encode(),
+            "text/html; charset=utf-8",
+            {"Cache-Control": cache, "Content-Security-Policy": PAGE_CSP},
+        )
+
+
+def _redirect(location: str) -> Response:
+    return _response(
+        302, f"see {location}\n".encode(), "text/plain; charset=utf-8", {"Location": location}
+    )
+
+
+async def timed(metrics: Metrics, op: Awaitable[Any]) -> Any:
+    """Await a store operation, recording its round trip in the Redis latency histogram."""
+    start = time.perf_counter()
+    try:
+        return await op
+    finally:
+        metrics.redis_latency.observe(time.perf_counter() - start)
