@@ -1,0 +1,46 @@
+"""Building the run-time context of a command from its arguments and the config file."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from client_cli.config import MAX_NAME, Config, normalise_server
+from client_cli.runner import Context
+from client_cli.theme import Theme
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_context(args: argparse.Namespace) -> Context:
+    if args.log_file:
+        logging.basicConfig(
+            filename=args.log_file,
+            level=logging.DEBUG,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+    else:
+        logging.getLogger().addHandler(logging.NullHandler())
+    config = Config.load()
+    changed = False
+    server = args.server or os.environ.get("SOLITAIRE_SERVER") or config.server
+    try:
+        server = normalise_server(server)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.server and server != config.server:
+        config.server, changed = server, True
+    name = config.name
+    if args.name is not None:
+        name = args.name.strip()
+        if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+            raise UsageError(f"a name is 1 to {MAX_NAME} printable characters")
+        if name != config.name:
+            config.name, changed = name, True
+    if changed:
+        config.save()
+    theme = Theme.from_options(ascii_only=args.ascii, no_colour=args.no_color)
+    return Context(config=config, server=server, name=name, theme=theme, plain=args.plain)

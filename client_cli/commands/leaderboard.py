@@ -1,0 +1,75 @@
+"""`solitaire leaderboard GAME [--date D|all]`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+from typing import Any
+
+from client_cli.commands import add_command, game_arg
+from client_cli.commands.context import build_context
+from client_cli.commands.oneshot import ask, print_json
+from client_cli.messages import Leaderboard, ProtocolError, parse
+from client_cli.panels import leaderboard_lines, plain_text
+from client_cli.theme import Theme
+
+MAX_LIMIT = 100
+
+
+def register(subparsers: Any) -> None:
+    board = add_command(
+        subparsers,
+        "leaderboard",
+        help="show a daily leaderboard (today's, a past day's, or all time)",
+        description="Show the daily challenge's leaderboard of GAME: today's by default, "
+        "a past day's with --date, or the all-time board with --date all. Past days also "
+        "show their deal's seed.",
+        epilog="examples:\n  solitaire leaderboard quatorze\n"
+        "  solitaire leaderboard doublets --date 2026-11-28\n"
+        "  solitaire leaderboard hopscotch --date all --around-me",
+    )
+    board.add_argument("game", type=game_arg, metavar="GAME",
+                       help="doublets, quatorze, bakers_game or hopscotch")  # fmt: skip
+    board.add_argument("--date", type=date_arg, metavar="D",
+                       help="YYYY-MM-DD (UTC day) or 'all' (default: today)")  # fmt: skip
+    board.add_argument("--limit", type=int, default=20, metavar="N",
+                       help=f"how many entries, 1 to {MAX_LIMIT} (default 20)")  # fmt: skip
+    board.add_argument("--around-me", action="store_true",
+                       help="centre the entries on your own")  # fmt: skip
+    board.set_defaults(func=run)
+
+
+def date_arg(text: str) -> str:
+    if text == "all":
+        return text
+    try:
+        return dt.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not YYYY-MM-DD or 'all'") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1 <= args.limit <= MAX_LIMIT:
+        raise SystemExit(f"solitaire: --limit must be 1 to {MAX_LIMIT}")
+    ctx = build_context(args)
+    request: dict[str, Any] = {"t": "leaderboard", "game": args.game, "limit": args.limit}
+    if args.date:
+        request["date"] = args.date
+    if args.around_me:
+        request["around_me"] = True
+    reply, me = asyncio.run(ask(ctx, request))
+    if reply is None:
+        return 1
+    if ctx.plain:
+        print_json(reply)
+        return 0
+    try:
+        board = parse(reply)
+    except ProtocolError as exc:
+        print(f"solitaire: {exc}")
+        return 1
+    assert isinstance(board, Leaderboard)
+    plain = Theme(unicode=ctx.theme.unicode, colour=False)
+    print(plain_text(leaderboard_lines(board, me, plain)))
+    return 0

@@ -1,0 +1,37 @@
+"""One request, one answer: what `leaderboard` and `stats` share."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from client_cli.connection import ConnectError, ConnectionLost
+from client_cli.messages import ServerError
+from client_cli.runner import Context
+
+
+async def ask(ctx: Context, request: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """(reply, player id), or (None, "") after printing why there is none."""
+
+    def on_status(text: str) -> None:
+        print(text, file=sys.stderr)
+
+    conn = ctx.connection(on_status)
+    try:
+        welcome = await conn.open()
+        return await conn.request(request), welcome.player
+    except ConnectError as exc:
+        print(f"solitaire: {exc}", file=sys.stderr)
+    except ServerError as exc:
+        print(f"solitaire: {exc.msg} ({exc.code})", file=sys.stderr)
+    except ConnectionLost as exc:
+        print(f"solitaire: {exc}", file=sys.stderr)
+    finally:
+        await conn.close()
+    return None, ""
+
+
+def print_json(message: dict[str, Any]) -> None:
+    out = {k: v for k, v in message.items() if k not in ("id", "re")}
+    print(json.dumps(out, default=str, ensure_ascii=False))

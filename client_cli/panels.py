@@ -1,0 +1,177 @@
+"""Text panels around the board: the side panel, the lobby, the race standings and
+the daily leaderboard. Pure functions from a `GameSession` to styled fragments,
+so the screen, the plain-text summaries and the tests share them."""
+
+from __future__ import annotations
+
+from client_cli.boards import game_title
+from client_cli.boards.canvas import Canvas, Fragment
+from client_cli.messages import Entry, Leaderboard, Result
+from client_cli.session import GameSession, clock
+from client_cli.theme import Theme
+
+SIDE_WIDTH = 28
+MAIN_WIDTH = 50
+NAME_WIDTH = 12
+
+
+def side_panel(session: GameSession, theme: Theme, height: int = 20) -> Canvas:
+    canvas = Canvas(SIDE_WIDTH)
+    state = session.state
+    label, strong = theme.style("class:label"), theme.style("class:title")
+    y = 0
+    canvas.put(0, y, game_title(session.game), strong)
+    y += 1
+    if session.kind == "race" and session.race:
+        canvas.put(0, y, f"race {session.race}", label)
+    elif session.kind == "daily":
+        date = state.date if state is not None else ""
+        canvas.put(0, y, f"daily {date}".rstrip(), label)
+    y += 2
+    if state is not None:
+        max_score = state.view.get("max_score", "?")
+        for name, value in (
+            ("Score", f"{state.score} / {max_score}"),
+            ("Moves", str(state.n)),
+            ("Time", clock(session.elapsed_ms())),
+        ):
+            canvas.put(0, y, f"{name:<7}", label)
+            canvas.put(7, y, value)
+            y += 1
+        remaining = session.remaining_ms()
+        if remaining is not None:
+            canvas.put(0, y, "Left   ", label)
+            canvas.put(7, y, clock(remaining))
+            y += 1
+        outcome = _outcome(session)
+        if outcome:
+            canvas.put(0, y, outcome, theme.style("class:won"))
+            y += 1
+    if session.kind == "race" and session.seats:
+        y += 1
+        canvas.put(0, y, f"{'Players':<{NAME_WIDTH + 3}}score moves", label)
+        y += 1
+        rows = max(height - y - 3, 1)
+        seats = session.standings_panel()
+        for seat in seats[:rows]:
+            mark = "▶" if seat.player == session.me else " "
+            if not theme.unicode:
+                mark = ">" if seat.player == session.me else " "
+            flag = "✓" if seat.won else ("·" if seat.finished else " ")
+            if not theme.unicode:
+                flag = "W" if seat.won else ("." if seat.finished else " ")
+            style = theme.style("class:me") if seat.player == session.me else ""
+            name = f"{seat.name[:NAME_WIDTH]:<{NAME_WIDTH}}"
+            line = f"{mark}{flag}{name} {seat.score:>5} {seat.moves:>5}"
+            canvas.put(0, y, line, style)
+            y += 1
+        if len(seats) > rows:
+            canvas.put(0, y, f"  … {len(seats) - rows} more", label)
+            y += 1
+    return canvas
+
+
+def _outcome(session: GameSession) -> str:
+    state = session.state
+    if state is None or not state.finished:
+        return ""
+    if state.won:
+        return "You won!"
+    if state.over:
+        return "No moves left."
+    return "Finished."
+
+
+def lobby_panel(session: GameSession, theme: Theme) -> Canvas:
+    canvas = Canvas(MAIN_WIDTH)
+    strong, label = theme.style("class:title"), theme.style("class:label")
+    canvas.put(0, 0, "Race code  ", label)
+    canvas.put(11, 0, session.race or "…", strong)
+    canvas.put(0, 1, "Share it:  ", label)
+    canvas.put(11, 1, f"solitaire race join {session.race or ''}")
+    limit = f"{session.time_limit_s} s" if session.time_limit_s else "none"
+    canvas.put(0, 3, f"Game: {game_title(session.game)}    time limit: {limit}")
+    canvas.put(0, 5, f"Players ({len(session.seats)})", label)
+    y = 6
+    for seat in session.seats.values():
+        host = " (host)" if seat.player == session.host else ""
+        you = " (you)" if seat.player == session.me else ""
+        canvas.put(2, y, f"{seat.name}{host}{you}")
+        y += 1
+    y += 1
+    if session.host and session.me and session.host != session.me:
+        canvas.put(0, y, "Waiting for the host to start the race…", theme.style("class:status"))
+    else:
+        canvas.put(0, y, "Press Enter to start the race.", theme.style("class:status"))
+    return canvas
+
+
+def result_panel(result: Result, me: str, theme: Theme) -> Canvas:
+    canvas = Canvas(MAIN_WIDTH)
+    for y, line in enumerate(result_lines(result, me, theme)):
+        canvas.put_fragments(0, y, line)
+    return canvas
+
+
+def result_lines(result: Result, me: str, theme: Theme) -> list[list[Fragment]]:
+    strong, label = theme.style("class:title"), theme.style("class:label")
+    lines: list[list[Fragment]] = [
+        [(strong, f"Race {result.race} is over: {game_title(result.game)}")],
+        [(label, "Seed "), (strong, str(result.seed)), (label, " (replay the deal with it)")],
+        [],
+        [(label, f" #  {'Player':<{NAME_WIDTH}}  {'':<8} Score Moves    Time")],
+    ]
+    for s in result.standings:
+        note = "won" if s.won else ("resigned" if s.resigned else "")
+        style = theme.style("class:me") if s.player == me else ""
+        text = (
+            f"{s.rank:>2}  {s.name[:NAME_WIDTH]:<{NAME_WIDTH}}  {note:<8} "
+            f"{s.score:>5} {s.moves:>5} {clock(s.time_ms):>7}"
+        )
+        lines.append([(style, text)])
+    lines += [[], [(theme.style("class:status"), "Press Enter to leave.")]]
+    return lines
+
+
+def leaderboard_lines(board: Leaderboard, me: str, theme: Theme) -> list[list[Fragment]]:
+    strong, label = theme.style("class:title"), theme.style("class:label")
+    lines: list[list[Fragment]] = []
+    title = f"Daily {game_title(board.game)}, {board.date}"
+    if board.me is not None:
+        title += f": you are #{board.me.rank} of {board.total}"
+    else:
+        title += f": {board.total} players"
+    lines.append([(strong, title)])
+    if board.seed is not None:
+        lines.append([(label, f"Seed {board.seed} (the day is over)")])
+    lines.append([])
+    lines.append([(label, f" #    {'Player':<{NAME_WIDTH}} {'':<3} Score Moves    Time")])
+    for entry in board.entries:
+        lines.append([_entry_line(entry, me, theme)])
+    if not board.entries:
+        lines.append([(label, "  (nobody yet)")])
+    return lines
+
+
+def _entry_line(entry: Entry, me: str, theme: Theme) -> Fragment:
+    mine = entry.player == me
+    mark = ("▶" if theme.unicode else ">") if mine else " "
+    note = "won" if entry.won else ""
+    text = (
+        f"{mark}{entry.rank:>4} {entry.name[:NAME_WIDTH]:<{NAME_WIDTH}} {note:<3} "
+        f"{entry.score:>5} {entry.moves:>5} {clock(entry.time_ms):>7}"
+    )
+    return (theme.style("class:me") if mine else "", text)
+
+
+def leaderboard_panel(board: Leaderboard, me: str, theme: Theme) -> Canvas:
+    canvas = Canvas(MAIN_WIDTH)
+    lines = leaderboard_lines(board, me, theme)
+    lines += [[], [(theme.style("class:status"), "Press Enter to leave.")]]
+    for y, line in enumerate(lines):
+        canvas.put_fragments(0, y, line)
+    return canvas
+
+
+def plain_text(lines: list[list[Fragment]]) -> str:
+    return "\n".join("".join(text for _, text in line) for line in lines)

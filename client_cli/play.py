@@ -1,0 +1,224 @@
+"""Playing one game against the server: the loop shared by the play screen and `--plain`.
+
+`Play` owns the connection's event stream and the player's input. Input lines
+(moves, short forms, `start`, `resign`, `quit`) are handled one at a time, in
+the order typed, so moves go out strictly one after another, each with the `n`
+of the state it was made on. The front end (screen or plain) is a `Listener`:
+it is told when something changed and sees every server message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, Protocol
+
+from client_cli.connection import Connection, ConnectionLost
+from client_cli.messages import ServerError
+from client_cli.moves import resolve
+from client_cli.session import GameSession
+
+log = logging.getLogger(__name__)
+
+AROUND_ME_LIMIT = 11
+
+HELP = (
+    "Moves: t3-f, w-r2, c3-c8, deal (d). Short forms: a pile alone (t3) when one move "
+    "starts there; t3t5 for t3-t5. Tab lists the legal moves. Commands: resign, quit."
+)
+
+
+class Listener(Protocol):
+    def changed(self) -> None: ...
+
+    def message(self, message: dict[str, Any]) -> None: ...
+
+
+class Play:
+    def __init__(self, conn: Connection, session: GameSession, listener: Listener) -> None:
+        self.conn = conn
+        self.session = session
+        self.listener = listener
+        self.inputs: asyncio.Queue[str] = asyncio.Queue()
+        self.leave = asyncio.Event()  # the player asked to leave
+        self.over = asyncio.Event()  # the race's result, or the daily's leaderboard, is in
+        self.started = asyncio.Event()  # the game's first state arrived
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- running -------------------------------------------------------------------------
+
+    def start_tasks(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._pump_events(), name="events"),
+            asyncio.create_task(self._handle_inputs(), name="inputs"),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def submit(self, text: str) -> None:
+        self.inputs.put_nowait(text)
+
+    async def idle(self) -> None:
+        """Wait until every submitted line has been handled."""
+        await self.inputs.join()
+
+    def status(self, text: str) -> None:
+        """Connection news: shown on screen, written as a `status` line in plain mode."""
+        self.session.status = text
+        self.listener.message({"t": "status", "msg": text})
+        self.listener.changed()
+
+    # -- server side ---------------------------------------------------------------------
+
+    async def _pump_events(self) -> None:
+        while True:
+            message = await self.conn.events.get()
+            self.take(message)
+
+    def take(self, message: dict[str, Any], reply: bool = False) -> None:
+        if message.get("t") == "welcome":
+            self.session.apply(message)
+            return
+        if message.get("t") == "error":
+            self.session.say(str(message.get("msg", "error")), error=True)
+            self.listener.message(message)
+            self.listener.changed()
+            return
+        was_finished = self.session.phase in ("finished", "result", "done")
+        if self.session.apply(message, reply=reply):
+            self.listener.message(self._annotated(message))
+            self.listener.changed()
+        if not was_finished and self.session.phase == "finished" and self.session.kind == "daily":
+            asyncio.get_running_loop().create_task(self._daily_over())
+        if self.session.state is not None:
+            self.started.set()
+        if self.session.phase in ("result", "done"):
+            self.over.set()
+
+    def _annotated(self, message: dict[str, Any]) -> dict[str, Any]:
+        """States go out with the legal moves (from the engine, on the public view) for bots."""
+        if message.get("t") == "state" and self.session.state is not None:
+            return {**message, "legal": self.session.legal_moves()}
+        return message
+
+    async def _daily_over(self) -> None:
+        """The end of a daily: the player's rank and the board around them."""
+        state = self.session.state
+        assert state is not None
+        await self.show_leaderboard(state.date)
+        self.session.phase = "done"
+        self.listener.changed()
+        self.over.set()
+
+    async def show_leaderboard(self, date: str | None) -> None:
+        request: dict[str, Any] = {
+            "t": "leaderboard",
+            "game": self.session.game,
+            "around_me": True,
+            "limit": AROUND_ME_LIMIT,
+        }
+        if date:
+            request["date"] = date
+        try:
+            reply = await self.conn.request(request)
+        except (ServerError, ConnectionLost) as exc:
+            self.session.say(f"Could not fetch the leaderboard: {exc}", error=True)
+            return
+        self.take(reply, reply=True)
+
+    # -- player side ---------------------------------------------------------------------
+
+    async def _handle_inputs(self) -> None:
+        while True:
+            text = await self.inputs.get()
+            try:
+                await self.handle(text)
+            except ConnectionLost as exc:
+                self.session.say(f"Not sent: {exc}. Try again once reconnected.", error=True)
+            except Exception:
+                log.exception("handling input %r", text)
+                self.session.say("Internal error in the client; see the log.", error=True)
+            finally:
+                self.inputs.task_done()
+                self.listener.changed()
+
+    async def handle(self, text: str) -> None:
+        session = self.session
+        word = text.strip().lower()
+        if word in ("quit", "q", "exit"):
+            self.leave.set()
+            return
+        if word in ("help", "?", "h"):
+            session.say(HELP)
+            return
+        if session.phase in ("result", "done"):
+            if word == "":
+                self.leave.set()
+            return
+        if session.phase in ("lobby", "connecting") and session.kind == "race":
+            if word in ("", "s", "start"):
+                await self._start_race()
+                return
+            session.say("The race has not started yet; your move waits for the start.")
+            self.listener.changed()
+            await self.started.wait()
+        if session.phase == "finished":
+            session.say("Your game is over; waiting for the others. quit leaves.")
+            return
+        if session.state is None:
+            session.say("The game has not started yet.")
+            return
+        if word == "resign":
+            await self._send({"t": "resign", "gid": session.state.gid})
+            return
+        if word in ("get", "refresh"):
+            await self._send({"t": "get", "gid": session.state.gid})
+            return
+        resolution = resolve(text, session.legal_moves())
+        if resolution.move is None:
+            problem = resolution.problem or "Not a move."
+            session.say(problem, error=True)
+            self.listener.message({"t": "notice", "msg": problem, "input": text})
+            return
+        state = session.state
+        move = {"t": "move", "gid": state.gid, "n": state.n, "m": resolution.move}
+        if await self._send(move):
+            session.say(f"Played {resolution.move}.")
+
+    async def _start_race(self) -> None:
+        session = self.session
+        if session.host and session.me and session.host != session.me:
+            session.say("Only the host can start the race.", error=True)
+            return
+        assert session.race is not None
+        if await self._send({"t": "start", "race": session.race}):
+            session.say("The race is on!")
+
+    async def _send(self, request: dict[str, Any]) -> bool:
+        """Send a request and take in its reply; on an error show the server's reason."""
+        try:
+            reply = await self.conn.request(request)
+        except ServerError as exc:
+            self.session.say(self._explain(request, exc), error=True)
+            error = {"t": "error", "code": exc.code, "msg": exc.msg, "request": request}
+            self.listener.message(error)
+            if exc.code == "out_of_order" and self.session.state is not None:
+                with contextlib.suppress(ServerError):
+                    self.take(await self.conn.request({"t": "get", "gid": request["gid"]}), True)
+            return False
+        self.take(reply, reply=True)
+        return True
+
+    @staticmethod
+    def _explain(request: dict[str, Any], exc: ServerError) -> str:
+        if exc.code == "illegal_move":
+            return f"Illegal move {request.get('m')}: {exc.msg}"
+        if exc.code == "out_of_order":
+            return "The board was out of date; it has been refreshed. Try again."
+        return f"{exc.msg} ({exc.code})"

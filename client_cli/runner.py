@@ -1,0 +1,187 @@
+"""Running a game from start to end: connect, set up (create, join, daily), play in
+the chosen front end, and leave a summary on the terminal afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from client_cli.config import Config
+from client_cli.connection import ConnectError, Connection, ConnectionLost
+from client_cli.messages import ServerError
+from client_cli.panels import leaderboard_lines, plain_text, result_lines
+from client_cli.play import Play
+from client_cli.session import GameSession
+from client_cli.theme import Theme
+
+Setup = Callable[[Play, Connection], Awaitable[None]]
+
+
+@dataclass
+class Context:
+    """What every command needs: settings, where to connect, how to draw."""
+
+    config: Config
+    server: str
+    name: str
+    theme: Theme
+    plain: bool
+
+    def connection(self, on_status: Callable[[str], None]) -> Connection:
+        def remember(token: str) -> None:
+            self.config.tokens[self.server] = token
+            self.config.save()
+
+        return Connection(
+            self.server,
+            self.name,
+            self.config.token_for(self.server),
+            on_status=on_status,
+            on_token=remember,
+        )
+
+
+class PlainFront:
+    """`--plain`: one JSON object per line on stdout for every message that matters."""
+
+    def changed(self) -> None:
+        pass
+
+    def message(self, message: dict[str, Any]) -> None:
+        if message.get("t") == "welcome":
+            return
+        out = {k: v for k, v in message.items() if k not in ("id", "re")}
+        sys.stdout.write(json.dumps(out, default=str, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+async def open_session(ctx: Context, on_status: Callable[[str], None]) -> Connection:
+    conn = ctx.connection(on_status)
+    await conn.open()
+    return conn
+
+
+def fail(message: str) -> int:
+    print(f"solitaire: {message}", file=sys.stderr)
+    return 1
+
+
+async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
+    holder: dict[str, Play] = {}
+
+    def on_status(text: str) -> None:
+        if "play" in holder:
+            holder["play"].status(text)
+        elif ctx.plain:
+            PlainFront().message({"t": "status", "msg": text})
+
+    conn = ctx.connection(on_status)
+    try:
+        welcome = await conn.open()
+    except ConnectError as exc:
+        return fail(str(exc))
+    session.me = welcome.player
+    front: Any
+    if ctx.plain:
+        front = PlainFront()
+    else:
+        from client_cli.screen import PlayScreen
+
+        front = None
+    play = Play(conn, session, front)  # the screen is attached just below
+    holder["play"] = play
+    if front is None:
+        front = PlayScreen(play, ctx.theme)
+        play.listener = front
+    play.start_tasks()
+    try:
+        try:
+            await setup(play, conn)
+        except ServerError as exc:
+            return fail(f"{exc.msg} ({exc.code})")
+        except ConnectionLost as exc:
+            return fail(f"the connection dropped before the server answered: {exc}")
+        if ctx.plain:
+            await _plain_loop(play)
+        else:
+            await _screen_loop(play, front)
+            print(summary(session, ctx.theme))
+    finally:
+        await play.stop()
+        await conn.close()
+    return 0
+
+
+async def _screen_loop(play: Play, screen: Any) -> None:
+    app = asyncio.create_task(screen.run())
+    leave = asyncio.create_task(play.leave.wait())
+    await asyncio.wait({app, leave}, return_when=asyncio.FIRST_COMPLETED)
+    screen.exit()
+    with contextlib.suppress(Exception):
+        await app
+    leave.cancel()
+
+
+async def _plain_loop(play: Play) -> None:
+    lines = _stdin_lines()
+    over = asyncio.create_task(play.over.wait())
+    leave = asyncio.create_task(play.leave.wait())
+    try:
+        while True:
+            nxt = asyncio.create_task(lines.get())
+            await asyncio.wait({nxt, over, leave}, return_when=asyncio.FIRST_COMPLETED)
+            if not nxt.done():
+                nxt.cancel()
+                return
+            line = nxt.result()
+            if line is None:
+                break
+            play.submit(line.rstrip("\r\n"))
+            await play.idle()
+        # End of input: a finished game still waits for its race's result or its rank.
+        if play.session.phase in ("finished", "result", "done"):
+            await asyncio.wait({over, leave}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        over.cancel()
+        leave.cancel()
+
+
+def _stdin_lines() -> asyncio.Queue[str | None]:
+    """Lines of stdin, read by a daemon thread (works for ttys, pipes and files alike,
+    and never keeps the process alive at exit)."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def read() -> None:
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(queue.put_nowait, line)
+        loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=read, name="stdin", daemon=True).start()
+    return queue
+
+
+def summary(session: GameSession, theme: Theme) -> str:
+    """What stays on the terminal after the play screen closes."""
+    plain = Theme(unicode=theme.unicode, colour=False)
+    if session.result is not None:
+        return plain_text(result_lines(session.result, session.me, plain)[:-2])
+    if session.leaderboard is not None:
+        return plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
+    state = session.state
+    if session.kind == "race" and session.race:
+        if state is not None and not state.finished:
+            return (
+                f"Left race {session.race}; your game stays open. "
+                f"Carry on with: solitaire race join {session.race}"
+            )
+        return f"Left race {session.race}."
+    if state is not None and not state.finished:
+        return f"Your daily attempt stays open. Carry on with: solitaire daily {session.game}"
+    return "Bye."

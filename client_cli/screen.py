@@ -1,0 +1,195 @@
+"""The play screen: a prompt_toolkit full-screen application.
+
+Layout for an 80x24 terminal: a title line; the board (50 columns) beside
+the side panel (score, moves, clock, the race's players); a notice line for
+the server's answers and connection news; the move line, which completes the
+legal moves on Tab. The board is redrawn from the `GameSession` whenever a
+message arrives, and every second for the clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import has_completions
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding.bindings.completion import generate_completions
+from prompt_toolkit.layout import (
+    BufferControl,
+    Float,
+    FloatContainer,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    VSplit,
+    Window,
+)
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.output.color_depth import ColorDepth
+from prompt_toolkit.styles import Style
+
+from client_cli.boards import game_title, render
+from client_cli.panels import (
+    MAIN_WIDTH,
+    SIDE_WIDTH,
+    leaderboard_panel,
+    lobby_panel,
+    result_panel,
+    side_panel,
+)
+from client_cli.play import Play
+from client_cli.session import GameSession
+from client_cli.theme import STYLE_RULES, Theme
+
+BODY_HEIGHT = 20
+
+
+class MoveCompleter(Completer):
+    """Completes the legal moves of the current board (and the few commands)."""
+
+    def __init__(self, session: GameSession) -> None:
+        self.session = session
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterable[Completion]:
+        typed = document.text_before_cursor.strip().lower()
+        for move in self.session.legal_moves():
+            if move.startswith(typed):
+                yield Completion(move, start_position=-len(document.text_before_cursor))
+
+
+class PlayScreen:
+    def __init__(self, play: Play, theme: Theme) -> None:
+        self.play = play
+        self.session = play.session
+        self.theme = theme
+        self.input = Buffer(
+            completer=MoveCompleter(self.session),
+            complete_while_typing=False,
+            multiline=False,
+            accept_handler=self._accept,
+        )
+        self.app: Application[None] = self._build()
+
+    # -- Listener ------------------------------------------------------------------------
+
+    def changed(self) -> None:
+        self.app.invalidate()
+
+    def message(self, message: dict[str, Any]) -> None:
+        pass
+
+    # -- running -------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        await self.app.run_async()
+
+    def exit(self) -> None:
+        if self.app.is_running:
+            self.app.exit()
+
+    # -- layout --------------------------------------------------------------------------
+
+    def _build(self) -> Application[None]:
+        keys = KeyBindings()
+
+        @keys.add("tab")
+        def _complete(event: KeyPressEvent) -> None:
+            generate_completions(event)
+
+        @keys.add("c-c")
+        @keys.add("c-d", filter=~has_completions)
+        def _quit(event: KeyPressEvent) -> None:
+            self.play.submit("quit")
+
+        @keys.add("escape", eager=True)
+        def _cancel(event: KeyPressEvent) -> None:
+            event.current_buffer.cancel_completion()
+
+        title = Window(FormattedTextControl(self._title), height=1, style="reverse")
+        board = Window(FormattedTextControl(self._main), width=MAIN_WIDTH + 1)
+        side = Window(FormattedTextControl(self._side), width=SIDE_WIDTH)
+        body = VSplit([board, Window(width=1, char="│"), side], height=BODY_HEIGHT)
+        notice = Window(FormattedTextControl(self._notice), height=2, wrap_lines=True)
+        line = Window(
+            BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]),
+            height=1,
+        )
+        root = FloatContainer(
+            HSplit([title, body, notice, line]),
+            floats=[
+                Float(
+                    xcursor=True,
+                    ycursor=True,
+                    content=CompletionsMenu(max_height=8, scroll_offset=1),
+                )
+            ],
+        )
+        style = Style.from_dict(STYLE_RULES if self.theme.colour else {})
+        return Application(
+            layout=Layout(root, focused_element=line),
+            key_bindings=keys,
+            style=style,
+            full_screen=True,
+            mouse_support=False,
+            refresh_interval=1.0,
+            color_depth=None if self.theme.colour else ColorDepth.DEPTH_1_BIT,
+        )
+
+    def _accept(self, buffer: Buffer) -> bool:
+        text = buffer.text
+        self.play.submit(text)
+        return False  # clears the line
+
+    def _title(self) -> StyleAndTextTuples:
+        s = self.session
+        what = "race" if s.kind == "race" else "daily challenge"
+        text = f" solitaire-race · {game_title(s.game)} {what}"
+        if s.race:
+            text += f" · {s.race}"
+        return [("", text)]
+
+    def _main(self) -> StyleAndTextTuples:
+        s = self.session
+        if s.phase == "result" and s.result is not None:
+            canvas = result_panel(s.result, s.me, self.theme)
+        elif s.phase == "done" and s.leaderboard is not None:
+            canvas = leaderboard_panel(s.leaderboard, s.me, self.theme)
+        elif s.phase == "lobby":
+            canvas = lobby_panel(s, self.theme)
+        elif s.state is not None:
+            canvas = render(s.state.view, self.theme, BODY_HEIGHT)
+        else:
+            return [("", "Connecting…")]
+        return canvas.fragments()
+
+    def _side(self) -> StyleAndTextTuples:
+        return side_panel(self.session, self.theme, BODY_HEIGHT).fragments()
+
+    def _notice(self) -> StyleAndTextTuples:
+        s = self.session
+        out: StyleAndTextTuples = []
+        if s.status:
+            out.append((self.theme.style("class:status"), s.status + "\n"))
+        if s.notice:
+            style = "class:error" if s.notice_is_error else ""
+            out.append((self.theme.style(style), s.notice))
+        return out
+
+    def _prompt(self) -> StyleAndTextTuples:
+        phase = self.session.phase
+        if phase == "lobby":
+            return [("", "lobby> ")]
+        if phase in ("result", "done"):
+            return [("", "Enter to leave> ")]
+        if phase == "finished":
+            return [("", "waiting> ")]
+        return [("", "move> ")]
