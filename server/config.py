@@ -1,0 +1,189 @@
+"""Every setting and limit of the server, in one dataclass that docs/protocol.md lists.
+
+Each setting has a command-line flag and an environment variable (flag wins);
+`Config.from_args` builds the dataclass from both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Config:
+    # Where and how to serve.
+    host: str = "127.0.0.1"
+    port: int = 8765
+    redis_url: str | None = None  # None: start the embedded valkey-server in data_dir
+    redis_cluster: bool = False
+    data_dir: Path = Path("./data")
+    secret: str | None = None  # None: generated on first start, kept in the store
+    namespace: str = "sr"
+    log_level: str = "INFO"
+    log_format: str = "text"
+    clock_offset_s: float = 0.0
+
+    # Per-connection limits.
+    rate: float = 20.0  # messages per second, sustained
+    burst: int = 60
+    flood_window_s: float = 5.0  # closed (1008) when over 2 x rate for this long
+    hello_timeout_s: float = 10.0
+    max_frame_bytes: int = 16 * 1024  # larger frames close the connection with 1009
+    max_outbox_bytes: int = 256 * 1024  # a client that reads slower than this is dropped
+
+    # Protocol field limits (PROTOCOL.md).
+    name_max_chars: int = 24
+    token_max_chars: int = 128
+    gid_max_chars: int = 96
+    race_code_max_chars: int = 16
+    move_max_chars: int = 16
+    max_moves_per_game: int = 100_000
+    min_players: int = 2
+    max_players: int = 16
+    default_max_players: int = 8
+    min_time_limit_s: int = 30
+    max_time_limit_s: int = 7200
+
+    # Race lifetime.
+    race_code_length: int = 6
+    untimed_race_max_s: int = 24 * 3600  # an untimed race is closed this long after its start
+    lobby_ttl_s: int = 24 * 3600  # a lobby nobody starts is forgotten after this
+    finished_race_ttl_s: int = 30 * 24 * 3600  # finished races are kept this long
+    reaper_interval_s: float = 1.0  # how often expired races are looked for
+    reaper_full_scan_s: float = 30.0  # how often every running race is checked for completion
+
+    # Process behaviour.
+    game_cache_size: int = 20_000  # games kept replayed in memory
+    shutdown_grace_s: float = 5.0  # time given to in-flight requests on SIGTERM
+    ping_interval_s: float = 20.0
+
+    @property
+    def flood_limit(self) -> float:
+        """Messages in one flood window above which a client is closed with 1008."""
+        return 2 * self.rate * self.flood_window_s
+
+    @classmethod
+    def from_args(
+        cls, argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
+    ) -> Config:
+        args = build_parser().parse_args(argv)
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for name, (_flag, var, conv, _help) in SETTINGS.items():
+            raw = getattr(args, name)
+            if raw is None and var in env and env[var] != "":
+                raw = env[var]
+            if raw is not None:
+                values[name] = conv(raw)
+        return cls(**values)
+
+    def describe(self) -> dict[str, Any]:
+        """The settings as plain values, for logs (the secret masked)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if out["secret"]:
+            out["secret"] = "***"
+        if out["redis_url"] and "@" in out["redis_url"]:
+            out["redis_url"] = "***@" + out["redis_url"].rsplit("@", 1)[1]
+        out["data_dir"] = str(out["data_dir"])
+        return out
+
+
+def _bool(raw: str) -> bool:
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off", ""):
+        return False
+    raise argparse.ArgumentTypeError(f"not a boolean: {raw!r}")
+
+
+def _level(raw: str) -> str:
+    level = raw.upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise argparse.ArgumentTypeError(f"unknown log level: {raw!r}")
+    return level
+
+
+def _fmt(raw: str) -> str:
+    if raw not in ("text", "json"):
+        raise argparse.ArgumentTypeError(f"log format must be text or json, not {raw!r}")
+    return raw
+
+
+def _namespace(raw: str) -> str:
+    if not raw or len(raw) > 32 or not all(c.isalnum() or c in "_-" for c in raw):
+        raise argparse.ArgumentTypeError("namespace: 1 to 32 letters, digits, '_' or '-'")
+    return raw
+
+
+def _positive(conv: Any) -> Any:
+    def check(raw: str) -> Any:
+        value = conv(raw)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {raw!r}")
+        return value
+
+    return check
+
+
+def _port(raw: str) -> int:
+    value = int(raw)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port: {raw!r}")
+    return value
+
+
+# name -> (flag, environment variable, converter, help)
+SETTINGS: dict[str, tuple[str, str, Any, str]] = {
+    "host": ("--host", "SOLITAIRE_HOST", str, "address to listen on (default 127.0.0.1)"),
+    "port": ("--port", "SOLITAIRE_PORT", _port,
+             "port for WebSocket (path /ws) and HTTP (default 8765; 0 picks a free one)"),
+    "redis_url": ("--redis-url", "REDIS_URL", str,
+                  "Redis to use, e.g. redis://127.0.0.1:6379/0 (default: start the embedded "
+                  "valkey-server, keeping its data in the data dir)"),
+    "redis_cluster": ("--redis-cluster", "SOLITAIRE_REDIS_CLUSTER", _bool,
+                      "1 if the Redis URL names a node of a Redis Cluster (default 0)"),
+    "data_dir": ("--data-dir", "SOLITAIRE_DATA_DIR", Path,
+                 "directory for the embedded Redis's data (default ./data)"),
+    "secret": ("--secret", "SOLITAIRE_SECRET", str,
+               "server secret for daily seeds (default: generated once, kept in the store)"),
+    "namespace": ("--namespace", "SOLITAIRE_NAMESPACE", _namespace,
+                  "prefix of every Redis key (default sr)"),
+    "log_level": ("--log-level", "SOLITAIRE_LOG_LEVEL", _level,
+                  "DEBUG, INFO, WARNING or ERROR (default INFO)"),
+    "log_format": ("--log-format", "SOLITAIRE_LOG_FORMAT", _fmt,
+                   "text or json, one object a line (default text)"),
+    "clock_offset_s": ("--clock-offset-s", "SOLITAIRE_CLOCK_OFFSET_S", float,
+                       "seconds added to the wall clock, for tests (default 0)"),
+    "rate": ("--rate", "SOLITAIRE_RATE", _positive(float),
+             "messages per second a connection may send, sustained (default 20)"),
+    "burst": ("--burst", "SOLITAIRE_BURST", _positive(int),
+              "messages a connection may send in a burst (default 60)"),
+    "hello_timeout_s": ("--hello-timeout-s", "SOLITAIRE_HELLO_TIMEOUT_S", _positive(float),
+                        "seconds a new connection has to send hello (default 10)"),
+}  # fmt: skip
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="solitaire-server",
+        description=(
+            "The solitaire-race server: WebSocket protocol v1 at ws://HOST:PORT/ws, "
+            "HTTP health check at /healthz on the same port. Games, races and players "
+            "live in Redis. Every flag can also be set by the environment variable "
+            "named in its help; the flag wins."
+        ),
+    )
+    for name, (flag, var, conv, help_text) in SETTINGS.items():
+        parser.add_argument(
+            flag, dest=name, type=conv, default=None, metavar=var, help=f"{help_text} [{var}]"
+        )
+    return parser
+
+
+DEFAULT = Config()
+__all__ = ["DEFAULT", "SETTINGS", "Config", "build_parser"]

@@ -1,0 +1,112 @@
+"""The Redis key layout: every key and channel name the server uses, in one place.
+
+Every key starts with the configured namespace inside a hash tag, so that all
+keys of one race (its metadata, seats, and every seat's game) share one Redis
+Cluster slot and a Lua script can update them together:
+
+    {ns:race:CODE}:meta              hash   race settings, status, times, result
+    {ns:race:CODE}:seats             list   player ids in the order they joined
+    {ns:race:CODE}:inst              set    server instances with a seated player connected
+    {ns:race:CODE}:game:GID          hash   one seat's game (see store.GameRecord)
+    {ns:race:CODE}:game:GID:moves    list   that game's moves, in order
+    {ns:player:PID}:meta             hash   name, created_ms
+    {ns:player:PID}:games            set    gids of the player's games (pruned lazily)
+    {ns:player:PID}:inst             set    instances where the player is connected
+    {ns:player:PID}:game:GID[:moves] a daily game lives under its player's tag
+    {ns:token:SHA256}                string player id of the token with that hash
+    {ns:server}:config               hash   generated secret, ...
+    {ns:index}:running               zset   running race codes, scored by their deadline (ms)
+
+Pub/sub channel (plain PUBLISH reaches every node of a cluster):
+
+    ns:ev:INSTANCE                   events for the connections of one server process
+
+Game ids: a race seat is `r.CODE.PID`, a daily attempt `d.DATE.GAME.PID`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GameKeys:
+    meta: str
+    moves: str
+    # The set of instances to which this game's events must be relayed.
+    interest: str
+
+
+@dataclass(frozen=True)
+class Keys:
+    ns: str
+
+    # -- races
+    def race_tag(self, code: str) -> str:
+        return f"{{{self.ns}:race:{code}}}"
+
+    def race_meta(self, code: str) -> str:
+        return f"{self.race_tag(code)}:meta"
+
+    def race_seats(self, code: str) -> str:
+        return f"{self.race_tag(code)}:seats"
+
+    def race_interest(self, code: str) -> str:
+        return f"{self.race_tag(code)}:inst"
+
+    def running_index(self) -> str:
+        return f"{{{self.ns}:index}}:running"
+
+    # -- players
+    def player_tag(self, player: str) -> str:
+        return f"{{{self.ns}:player:{player}}}"
+
+    def player_meta(self, player: str) -> str:
+        return f"{self.player_tag(player)}:meta"
+
+    def player_games(self, player: str) -> str:
+        return f"{self.player_tag(player)}:games"
+
+    def player_interest(self, player: str) -> str:
+        return f"{self.player_tag(player)}:inst"
+
+    def token(self, token_hash: str) -> str:
+        return f"{{{self.ns}:token:{token_hash}}}"
+
+    def server_config(self) -> str:
+        return f"{{{self.ns}:server}}:config"
+
+    # -- games
+    def game(self, gid: str) -> GameKeys | None:
+        """The keys of a game, or None if `gid` is not a well-formed game id."""
+        parts = gid.split(".")
+        if len(parts) == 3 and parts[0] == "r" and all(parts[1:]):
+            tag = self.race_tag(parts[1])
+            interest = self.race_interest(parts[1])
+        elif len(parts) == 4 and parts[0] == "d" and all(parts[1:]):
+            tag = self.player_tag(parts[3])
+            interest = self.player_interest(parts[3])
+        else:
+            return None
+        if any(c in gid for c in "{}: \t\r\n"):
+            return None
+        return GameKeys(f"{tag}:game:{gid}", f"{tag}:game:{gid}:moves", interest)
+
+    # -- pub/sub
+    def instance_channel(self, instance: str) -> str:
+        return f"{self.ns}:ev:{instance}"
+
+    def instance_channel_prefix(self) -> str:
+        return f"{self.ns}:ev:"
+
+    # -- all keys, for tests and operators
+    def pattern(self) -> str:
+        return f"{{{self.ns}:*"
+
+
+def race_gid(code: str, player: str) -> str:
+    return f"r.{code}.{player}"
+
+
+def daily_gid(date: str, game: str, player: str) -> str:
+    return f"d.{date}.{game}.{player}"

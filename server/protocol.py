@@ -1,0 +1,317 @@
+"""Protocol v1 messages as typed structs, and their validation at the edge.
+
+Client requests are decoded straight into these structs: a frame that does not
+fit (wrong type, size or range of any field) never reaches a handler. Limits
+are PROTOCOL.md's and mirror server/config.py.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta, Struct
+
+import engine
+
+VERSION = 1
+RACE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+SEED_MAX = 2**31 - 1
+
+# Error codes (PROTOCOL.md "Errors").
+BAD_REQUEST = "bad_request"
+UNSUPPORTED_VERSION = "unsupported_version"
+AUTH_FAILED = "auth_failed"
+NOT_FOUND = "not_found"
+RACE_FULL = "race_full"
+RACE_STARTED = "race_started"
+NOT_HOST = "not_host"
+ILLEGAL_MOVE = "illegal_move"
+OUT_OF_ORDER = "out_of_order"
+ALREADY_PLAYED = "already_played"
+RATE_LIMITED = "rate_limited"
+UNAVAILABLE = "unavailable"
+INTERNAL = "internal"
+ERROR_CODES = (
+    BAD_REQUEST, UNSUPPORTED_VERSION, AUTH_FAILED, NOT_FOUND, RACE_FULL, RACE_STARTED,
+    NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, RATE_LIMITED, UNAVAILABLE, INTERNAL,
+)  # fmt: skip
+
+# Close codes (PROTOCOL.md "Close codes").
+CLOSE_GOING_AWAY = 1001
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+CLOSE_INTERNAL = 1011
+
+RequestId = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
+Name = Annotated[str, Meta(min_length=1, max_length=24)]
+Token = Annotated[str, Meta(min_length=1, max_length=128)]
+Gid = Annotated[str, Meta(min_length=1, max_length=96)]
+RaceCode = Annotated[str, Meta(min_length=1, max_length=16)]
+GameId = Annotated[str, Meta(min_length=1, max_length=32)]
+MoveText = Annotated[str, Meta(min_length=1, max_length=16)]
+MoveCount = Annotated[int, Meta(ge=0, le=100_000)]
+Seed = Annotated[int, Meta(ge=1, le=SEED_MAX)]
+MaxPlayers = Annotated[int, Meta(ge=2, le=16)]
+TimeLimit = Annotated[int, Meta(ge=30, le=7200)]
+DateText = Annotated[str, Meta(min_length=1, max_length=16)]
+Limit = Annotated[int, Meta(ge=1, le=100)]
+
+
+def _check_game(game: str) -> None:
+    if game not in engine.GAMES:
+        raise ValueError(f"unknown game {game!r}; games are {', '.join(engine.GAMES)}")
+
+
+# ---------------------------------------------------------------- requests
+
+
+class Request(Struct, tag_field="t", kw_only=True):
+    """Base of every client request; `id` is echoed as `re` in the reply."""
+
+    id: RequestId | None = None
+
+
+class Hello(Request, tag="hello"):
+    v: int
+    name: Name
+    token: Token | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name.isprintable():
+            raise ValueError("name must be printable characters only")
+
+
+class Create(Request, tag="create"):
+    game: GameId
+    seed: Seed | None = None
+    max_players: MaxPlayers | None = None
+    time_limit_s: TimeLimit | None = None
+
+    def __post_init__(self) -> None:
+        _check_game(self.game)
+
+
+class Join(Request, tag="join"):
+    race: RaceCode
+
+
+class StartRace(Request, tag="start"):
+    race: RaceCode
+
+
+class Move(Request, tag="move"):
+    gid: Gid
+    n: MoveCount
+    m: MoveText
+
+
+class Get(Request, tag="get"):
+    gid: Gid
+
+
+class Resign(Request, tag="resign"):
+    gid: Gid
+
+
+class Daily(Request, tag="daily"):
+    game: GameId
+
+    def __post_init__(self) -> None:
+        _check_game(self.game)
+
+
+class Leaderboard(Request, tag="leaderboard"):
+    game: GameId
+    date: DateText | None = None
+    limit: Limit | None = None
+    around_me: bool = False
+
+    def __post_init__(self) -> None:
+        _check_game(self.game)
+
+
+# Every request type the server decodes; the daily helper's messages are listed
+# here too (their handlers are registered in server/handlers.py).
+REQUEST_TYPES: tuple[type[Request], ...] = (
+    Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard,
+)  # fmt: skip
+
+
+class _Envelope(Struct):
+    """Just enough of a frame to name it in an error: its type and id, unparsed."""
+
+    t: msgspec.Raw = msgspec.Raw(b"")
+    id: msgspec.Raw = msgspec.Raw(b"")
+
+
+class BadFrame(Struct):
+    """A frame that did not decode into a request: what to answer."""
+
+    msg: str
+    re: int | None = None
+    t: str | None = None  # the message type, when it could be read
+
+
+class RequestDecoder:
+    """Decodes one binary frame into a Request, or says why it cannot."""
+
+    def __init__(self, types: tuple[type[Request], ...] = REQUEST_TYPES) -> None:
+        self._decoder = msgspec.msgpack.Decoder(_union(types))
+        self._envelope = msgspec.msgpack.Decoder(_Envelope)
+        self._tags = {t.__struct_config__.tag for t in types}
+
+    def decode(self, frame: bytes) -> Request | BadFrame:
+        try:
+            return self._decoder.decode(frame)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            return self._explain(frame, str(exc))
+        except RecursionError:
+            return BadFrame("message is nested too deeply")
+
+    def _explain(self, frame: bytes, reason: str) -> BadFrame:
+        try:
+            env = self._envelope.decode(frame)
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            return BadFrame("a frame must be one msgpack map with string keys")
+        re = _small_int(env.id)
+        t = _small_str(env.t)
+        if not env.t:
+            return BadFrame("message has no type field `t`", re)
+        if t is None:
+            return BadFrame("message type `t` must be a string", re)
+        if t not in self._tags:
+            return BadFrame(f"unknown message type {t!r}", re, t)
+        if env.id and re is None:
+            return BadFrame("`id` must be an integer", None, t)
+        return BadFrame(f"bad {t}: {reason}", re, t)
+
+
+def _union(types: tuple[type[Request], ...]) -> Any:
+    union: Any = types[0]
+    for t in types[1:]:
+        union = union | t
+    return union
+
+
+def _small_int(raw: msgspec.Raw) -> int | None:
+    if not raw:
+        return None
+    try:
+        return msgspec.msgpack.decode(raw, type=RequestId)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _small_str(raw: msgspec.Raw) -> str | None:
+    if not raw:
+        return None
+    try:
+        return msgspec.msgpack.decode(raw, type=Annotated[str, Meta(max_length=32)])
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+
+
+# ---------------------------------------------------------------- server messages
+
+
+class Message(Struct, tag_field="t", kw_only=True, omit_defaults=True):
+    """Base of every server message; `re` is present only in replies."""
+
+    re: int | None = None
+
+
+class State(Message, tag="state"):
+    gid: str
+    kind: Literal["race", "daily"]
+    game: str
+    n: int
+    view: dict[str, Any]
+    score: int
+    won: bool
+    over: bool
+    finished: bool
+    elapsed_ms: int
+    race: str | None = None
+    date: str | None = None
+
+
+class Welcome(Message, tag="welcome"):
+    v: int
+    player: str
+    name: str
+    token: str
+    active: list[State]
+
+
+class Created(Message, tag="created"):
+    race: str
+    game: str
+    max_players: int
+    time_limit_s: int | None  # always sent; nil means no time limit
+
+
+class Seat(Struct):
+    player: str
+    name: str
+
+
+class Lobby(Message, tag="lobby"):
+    race: str
+    game: str
+    host: str
+    players: list[Seat]
+
+
+class Start(Message, tag="start"):
+    race: str
+    game: str
+    starts_at_ms: int
+    ends_at_ms: int | None = None
+
+
+class Progress(Message, tag="progress"):
+    race: str
+    player: str
+    name: str
+    score: int
+    moves: int
+    won: bool
+    over: bool
+    finished: bool
+    elapsed_ms: int
+
+
+class Standing(Struct):
+    rank: int
+    player: str
+    name: str
+    score: int
+    moves: int
+    time_ms: int
+    won: bool
+    resigned: bool
+
+
+class Result(Message, tag="result"):
+    race: str
+    game: str
+    seed: int
+    standings: list[Standing]
+
+
+class Error(Message, tag="error"):
+    code: str
+    msg: str
+
+
+_encoder = msgspec.msgpack.Encoder()
+
+
+def encode(message: Message) -> bytes:
+    return _encoder.encode(message)
+
+
+def with_re(message: Message, re: int | None) -> Message:
+    """The same message as a reply to request `re`."""
+    return msgspec.structs.replace(message, re=re) if re is not None else message

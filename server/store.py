@@ -1,0 +1,444 @@
+"""The Redis store: players, races, games, and the group commit of moves.
+
+Key names come from server/keys.py; atomic check-and-writes are the Lua
+scripts of server/scripts.py. Moves and resignations go through `GroupCommit`:
+the writes of requests that arrive together are sent in one pipeline, and no
+request is answered before its own write is confirmed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import NoScriptError, RedisError, ResponseError
+
+from server import protocol as p
+from server import scripts
+from server.config import Config
+from server.games import GameRecord
+from server.keys import GameKeys, Keys
+from server.races import Race
+
+log = logging.getLogger(__name__)
+
+
+class StoreUnavailable(Exception):
+    """Redis could not be reached or failed; the request may be retried."""
+
+
+def create_redis(config: Config, url: str, *, decode_responses: bool = True) -> Any:
+    """The one place where Redis clients are made (cluster support plugs in here)."""
+    return aioredis.Redis.from_url(
+        url,
+        decode_responses=decode_responses,
+        health_check_interval=30,
+        socket_keepalive=True,
+        max_connections=64,
+    )
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)  # 256 bits
+
+
+def new_player_id() -> str:
+    return secrets.token_hex(8)
+
+
+@dataclass
+class Write:
+    """One scripted write waiting in the group commit."""
+
+    script: str
+    keys: Sequence[str]
+    args: Sequence[Any]
+    future: asyncio.Future[Any]
+
+
+class GroupCommit:
+    """Batches scripted writes into pipelines; each caller awaits its own result."""
+
+    def __init__(self, redis: Any, shas: dict[str, str]) -> None:
+        self._redis = redis
+        self._shas = shas  # script text -> sha1
+        self._pending: list[Write] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._closing = False
+        self.batches = 0
+        self.writes = 0
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="group-commit")
+
+    async def submit(self, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        if self._closing:
+            raise StoreUnavailable("the server is shutting down")
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending.append(Write(script, keys, args, fut))
+        self._wake.set()
+        return await fut
+
+    async def close(self) -> None:
+        """Write everything already submitted, then stop."""
+        self._closing = True
+        self._wake.set()
+        if self._task is not None:
+            await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            batch, self._pending = self._pending, []
+            if batch:
+                await self._write(batch)
+            if self._closing and not self._pending:
+                return
+
+    async def _write(self, batch: list[Write]) -> None:
+        self.batches += 1
+        self.writes += len(batch)
+        try:
+            results = await self._execute(batch)
+            retry = [w for w, r in zip(batch, results, strict=True) if isinstance(r, NoScriptError)]
+            if retry:
+                # Redis restarted without its script cache: load and run those again.
+                for text in {w.script for w in retry}:
+                    await self._redis.script_load(text)
+                again = await self._execute(retry)
+                results = [
+                    again[retry.index(w)] if isinstance(r, NoScriptError) else r
+                    for w, r in zip(batch, results, strict=True)
+                ]
+        except (RedisError, OSError) as exc:
+            log.warning("group commit of %d writes failed: %s", len(batch), exc)
+            for w in batch:
+                if not w.future.done():
+                    w.future.set_exception(StoreUnavailable(str(exc)))
+            return
+        for w, r in zip(batch, results, strict=True):
+            if w.future.done():
+                continue
+            if isinstance(r, Exception):
+                w.future.set_exception(StoreUnavailable(str(r)) if isinstance(r, RedisError) else r)
+            else:
+                w.future.set_result(r)
+
+    async def _execute(self, batch: list[Write]) -> list[Any]:
+        pipe = self._redis.pipeline(transaction=False)
+        for w in batch:
+            pipe.evalsha(self._shas[w.script], len(w.keys), *w.keys, *w.args)
+        return await pipe.execute(raise_on_error=False)
+
+
+@dataclass(frozen=True)
+class MoveOutcome:
+    status: int  # 1 applied, 0 n mismatch, -1 no game, -2 finished, -3 time up
+    n: int
+
+
+class Store:
+    """Everything the server keeps in Redis, behind plain async methods."""
+
+    def __init__(self, config: Config, redis: Any, instance: str) -> None:
+        self.config = config
+        self.redis = redis
+        self.keys = Keys(config.namespace)
+        self.instance = instance
+        self._shas: dict[str, str] = {}
+        self.commit = GroupCommit(redis, self._shas)
+
+    @property
+    def channel_prefix(self) -> str:
+        return self.keys.instance_channel_prefix()
+
+    async def open(self) -> None:
+        await self.load_scripts()
+        self.commit.start()
+
+    async def close(self) -> None:
+        await self.commit.close()
+        with contextlib.suppress(Exception):
+            await self.redis.aclose()
+
+    async def load_scripts(self) -> None:
+        for text in (
+            scripts.MOVE,
+            scripts.CREATE_RACE,
+            scripts.JOIN_RACE,
+            scripts.START_RACE,
+            scripts.CLOSE_RACE,
+            scripts.UNINDEX,
+        ):
+            self._shas[text] = await self.redis.script_load(text)
+
+    async def _eval(self, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+        try:
+            try:
+                return await self.redis.evalsha(self._shas[script], len(keys), *keys, *args)
+            except NoScriptError:
+                self._shas[script] = await self.redis.script_load(script)
+                return await self.redis.evalsha(self._shas[script], len(keys), *keys, *args)
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    async def ping(self) -> bool:
+        try:
+            return bool(await self.redis.ping())
+        except (RedisError, OSError):
+            return False
+
+    # ------------------------------------------------------------ server config
+
+    async def secret(self, proposed: str | None) -> str:
+        """The configured secret, else the one kept in the store (made on first start)."""
+        if proposed:
+            return proposed
+        key = self.keys.server_config()
+        await self.redis.hsetnx(key, "secret", secrets.token_urlsafe(32))
+        return str(await self.redis.hget(key, "secret"))
+
+    # ------------------------------------------------------------ players
+
+    async def create_player(self, name: str, now_ms: int) -> tuple[str, str]:
+        """A new player: (player id, token). Only the token's hash is stored."""
+        player, token = new_player_id(), new_token()
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(self.keys.player_meta(player), mapping={"name": name, "created_ms": now_ms})
+        pipe.set(self.keys.token(hash_token(token)), player)
+        await pipe.execute()
+        return player, token
+
+    async def player_for_token(self, token: str) -> str | None:
+        return await self.redis.get(self.keys.token(hash_token(token)))
+
+    async def rename_player(self, player: str, name: str) -> None:
+        await self.redis.hset(self.keys.player_meta(player), "name", name)
+
+    async def player_name(self, player: str) -> str | None:
+        return await self.redis.hget(self.keys.player_meta(player), "name")
+
+    async def player_games(self, player: str) -> list[str]:
+        return sorted(await self.redis.smembers(self.keys.player_games(player)))
+
+    async def add_player_game(self, player: str, gid: str) -> None:
+        await self.redis.sadd(self.keys.player_games(player), gid)
+
+    async def forget_player_games(self, player: str, gids: Sequence[str]) -> None:
+        if gids:
+            await self.redis.srem(self.keys.player_games(player), *gids)
+
+    async def add_interest(self, sets: Sequence[str]) -> None:
+        """Ask for the events of these races (interest sets) to reach this instance."""
+        if not sets:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for key in sets:
+            pipe.sadd(key, self.instance)
+        await pipe.execute()
+
+    async def drop_interest(self, sets: Sequence[str]) -> None:
+        if not sets:
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for key in sets:
+            pipe.srem(key, self.instance)
+        await pipe.execute()
+
+    # ------------------------------------------------------------ games
+
+    def game_keys(self, gid: str) -> GameKeys | None:
+        return self.keys.game(gid)
+
+    async def load_game(self, gid: str) -> tuple[GameRecord, list[str]] | None:
+        keys = self.keys.game(gid)
+        if keys is None:
+            return None
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(keys.meta)
+        pipe.lrange(keys.moves, 0, -1)
+        meta, moves = await pipe.execute()
+        if not meta:
+            return None
+        return GameRecord.from_redis(meta, len(moves)), list(moves)
+
+    async def load_records(self, gids: Sequence[str]) -> list[GameRecord | None]:
+        """Game records (without move lists) of several games at once."""
+        pipe = self.redis.pipeline(transaction=False)
+        for gid in gids:
+            keys = self.keys.game(gid)
+            assert keys is not None
+            pipe.hgetall(keys.meta)
+            pipe.llen(keys.moves)
+        raw = await pipe.execute()
+        out: list[GameRecord | None] = []
+        for i in range(len(gids)):
+            meta, n = raw[2 * i], raw[2 * i + 1]
+            out.append(GameRecord.from_redis(meta, int(n)) if meta else None)
+        return out
+
+    async def create_game(self, record: GameRecord) -> bool:
+        """Store a new game (a daily attempt); False if it exists already."""
+        keys = self.keys.game(record.gid)
+        assert keys is not None
+        created = await self.redis.hsetnx(keys.meta, "gid", record.gid)
+        if created:
+            await self.redis.hset(keys.meta, mapping=record.to_redis())
+        return bool(created)
+
+    async def write_game(
+        self,
+        record: GameRecord,
+        move: str,
+        expect_n: int,
+        now_ms: int,
+        payload: bytes,
+    ) -> MoveOutcome:
+        """Append `move` (or '' for none) and store `record`, atomically, in a group commit.
+
+        Applied only if the stored move count is `expect_n` (-1: any) and the game
+        is neither finished nor out of time; `payload` is relayed to the other
+        instances interested in the game once written.
+        """
+        keys = self.keys.game(record.gid)
+        assert keys is not None
+        key_list = [keys.meta, keys.moves, keys.interest]
+        if record.kind == "race":
+            key_list.append(self.keys.race_meta(record.race))
+        fields: list[str] = []
+        for k, v in record.to_redis().items():
+            fields += (k, v)
+        args = [expect_n, move, now_ms, self.instance, self.channel_prefix, payload, *fields]
+        result = await self.commit.submit(scripts.MOVE, key_list, args)
+        return MoveOutcome(int(result[0]), int(result[1]))
+
+    # ------------------------------------------------------------ races
+
+    async def load_race(self, code: str) -> Race | None:
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(self.keys.race_meta(code))
+        pipe.lrange(self.keys.race_seats(code), 0, -1)
+        meta, seats = await pipe.execute()
+        if not meta or "status" not in meta:
+            return None
+        return Race.from_redis(meta, [_seat(s) for s in seats])
+
+    async def race_result(self, code: str) -> bytes | None:
+        return await self.redis.hget(self.keys.race_meta(code), "result")
+
+    def _race_keys(self, code: str) -> list[str]:
+        k = self.keys
+        return [k.race_meta(code), k.race_seats(code), k.race_interest(code)]
+
+    async def create_race(self, race: Race, host_record: GameRecord) -> bool:
+        """Store a new race with its host seated; False if the code is taken."""
+        host_keys = self.keys.game(host_record.gid)
+        assert host_keys is not None
+        race_fields = _flat(race.to_redis())
+        args = [
+            self.config.lobby_ttl_s,
+            _seat_entry(race.seats[0]),
+            self.instance,
+            len(race_fields),
+            *race_fields,
+            *_flat(host_record.to_redis()),
+        ]
+        return bool(
+            await self._eval(
+                scripts.CREATE_RACE, [*self._race_keys(race.code), host_keys.meta], args
+            )
+        )
+
+    async def join_race(self, race: Race, record: GameRecord, payload: bytes) -> int:
+        keys = self.keys.game(record.gid)
+        assert keys is not None
+        seat = p.Seat(record.player, record.name)
+        args = [
+            race.ver,
+            _seat_entry(seat),
+            self.config.lobby_ttl_s,
+            self.instance,
+            self.channel_prefix,
+            payload,
+            *_flat(record.to_redis()),
+        ]
+        return int(
+            await self._eval(scripts.JOIN_RACE, [*self._race_keys(race.code), keys.meta], args)
+        )
+
+    async def start_race(self, race: Race, starts_at: int, ends_at: int, payload: bytes) -> int:
+        metas = [self.keys.game(gid).meta for gid in race.gids()]  # type: ignore[union-attr]
+        args = [race.ver, starts_at, ends_at, self.instance, self.channel_prefix, payload]
+        return int(
+            await self._eval(scripts.START_RACE, [*self._race_keys(race.code), *metas], args)
+        )
+
+    async def close_race(
+        self, race: Race, gver: int, end_ms: int, result: bytes, payload: bytes
+    ) -> int:
+        game_keys = [self.keys.game(gid) for gid in race.gids()]
+        metas = [k.meta for k in game_keys if k]
+        moves = [k.moves for k in game_keys if k]
+        args = [
+            gver,
+            end_ms,
+            result,
+            self.config.finished_race_ttl_s,
+            self.instance,
+            self.channel_prefix,
+            payload,
+        ]
+        keys = [*self._race_keys(race.code), *metas, *moves]
+        return int(await self._eval(scripts.CLOSE_RACE, keys, args))
+
+    async def race_gver(self, code: str) -> int:
+        return int(await self.redis.hget(self.keys.race_meta(code), "gver") or 0)
+
+    # ------------------------------------------------------------ running index
+
+    async def index_running(self, code: str, deadline_ms: int) -> None:
+        await self.redis.zadd(self.keys.running_index(), {code: deadline_ms})
+
+    async def running(self, until_ms: float | None = None) -> list[tuple[str, int]]:
+        """Running races (code, deadline), those due by `until_ms` only if given."""
+        hi = "+inf" if until_ms is None else until_ms
+        rows = await self.redis.zrangebyscore(
+            self.keys.running_index(), "-inf", hi, withscores=True
+        )
+        return [(code, int(score)) for code, score in rows]
+
+    async def unindex(self, code: str, score: int) -> None:
+        await self._eval(scripts.UNINDEX, [self.keys.running_index()], [code, score])
+
+
+def _flat(mapping: dict[str, str]) -> list[str]:
+    out: list[str] = []
+    for k, v in mapping.items():
+        out += (k, v)
+    return out
+
+
+def _seat_entry(seat: p.Seat) -> str:
+    # Names are printable, so they never hold a tab.
+    return f"{seat.player}\t{seat.name}"
+
+
+def _seat(entry: str) -> p.Seat:
+    player, _, name = entry.partition("\t")
+    return p.Seat(player=player, name=name)
+
+
+__all__ = ["MoveOutcome", "ResponseError", "Store", "StoreUnavailable", "create_redis"]
