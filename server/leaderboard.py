@@ -6,14 +6,16 @@ multi-key command or script below touches keys of a single slot:
 
     {ns:day:GAME:DATE}:board        zset   one member per finished attempt of that day
     {ns:day:GAME:DATE}:entries      hash   player -> SEQ(10 digits) + JSON entry
-    {ns:day:GAME:DATE}:attempts     hash   player -> gid of the day's attempt (server/daily.py)
     {ns:alltime:GAME}:board         zset   one member per player who ever finished a daily
     {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/stats.py)
     {ns:alltime:GAME}:seq           string counter giving all-time members their SEQ
     {ns:alltime:GAME}:played:PID    zset   days (as day numbers) the player finished a daily
     {ns:alltime:GAME}:won:PID       zset   days the player won
-    {ns:daily}:secret               string the generated daily secret (server/daily.py)
-    {ns:daily}:sweep:GAME:DATE      string lock: which instance closes that day's open attempts
+    {ns:daily}:open                 zset   gids of daily attempts not yet ranked, by day end (ms)
+    {ns:daily}:sweep                string lock: the instance closing attempts whose day is over
+
+Daily attempts themselves are games of the server's store (server/keys.py), gid
+`d.DATE.GAME.PID`, kept under their player's hash tag.
 
 Day boards rank by score (higher first), then time_ms (lower first), then moves (fewer first),
 and all three are packed into one sorted-set score, LOWER IS BETTER, so that the order of the
@@ -102,9 +104,6 @@ class Keys:
     def day_entries(self, game: str, date: str) -> str:
         return self._day(game, date) + ":entries"
 
-    def day_attempts(self, game: str, date: str) -> str:
-        return self._day(game, date) + ":attempts"
-
     def _all(self, game: str) -> str:
         return f"{{{self.namespace}:alltime:{game}}}"
 
@@ -123,11 +122,11 @@ class Keys:
     def won_days(self, game: str, player: str) -> str:
         return self._all(game) + f":won:{player}"
 
-    def secret(self) -> str:
-        return f"{{{self.namespace}:daily}}:secret"
+    def open_attempts(self) -> str:
+        return f"{{{self.namespace}:daily}}:open"
 
-    def sweep_lock(self, game: str, date: str) -> str:
-        return f"{{{self.namespace}:daily}}:sweep:{game}:{date}"
+    def sweep_lock(self) -> str:
+        return f"{{{self.namespace}:daily}}:sweep"
 
 
 class Result(msgspec.Struct, frozen=True):

@@ -1,0 +1,220 @@
+"""Leaderboard queries per second through the real server, against Redis alone.
+
+    .venv/bin/python bench/leaderboard.py [--entries 100000] [--clients 32] [--seconds 5]
+
+1. Starts a Redis (REDIS_URL, or the embedded valkey-server) and a real `solitaire-server`
+   process on a free port, with a fresh namespace.
+2. Fills today's board of one game with --entries entries (random scores, times and moves)
+   straight through the leaderboard store, and connects --clients WebSocket clients whose
+   players are given entries of their own at random ranks among them.
+3. For --seconds each, every client sends `leaderboard` requests one after another:
+   the top 10, then the 10 entries around its own (around_me).
+4. The same queries, with the same concurrency, straight on Redis through the store's
+   one-round-trip window script (what the server does per request, minus everything else).
+
+Prints requests per second for each, the ratio server / Redis-alone, and p50/p99 latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import msgpack
+import redis.asyncio as aioredis
+from websockets.asyncio.client import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from server.daily import utc_date  # noqa: E402
+from server.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
+from server.leaderboard import Keys, LeaderboardStore, Result  # noqa: E402
+
+GAME = "hopscotch"
+
+
+def random_result(rng: random.Random, player: str) -> Result:
+    score = min(48, int(rng.expovariate(1 / 14)))
+    return Result(
+        player=player,
+        name=f"bot {player[-6:]}",
+        score=score,
+        moves=rng.randint(score, 300),
+        time_ms=rng.randint(20_000, 3_600_000),
+        won=score == 48,
+    )
+
+
+async def wait_http(port: int, deadline_s: float = 30.0) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        with contextlib.suppress(OSError):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            await writer.drain()
+            line = await reader.readline()
+            writer.close()
+            if b" 200 " in line:
+                return
+        await asyncio.sleep(0.1)
+    raise RuntimeError("the server did not become healthy")
+
+
+class Client:
+    def __init__(self, ws: object, player: str) -> None:
+        self.ws = ws
+        self.player = player
+        self.next_id = 0
+
+    async def ask(self, msg: dict) -> dict:
+        self.next_id += 1
+        msg["id"] = self.next_id
+        await self.ws.send(msgpack.packb(msg))  # type: ignore[attr-defined]
+        while True:
+            reply = msgpack.unpackb(await self.ws.recv())  # type: ignore[attr-defined]
+            if reply.get("re") == self.next_id:
+                if reply["t"] == "error":
+                    raise RuntimeError(f"server error: {reply}")
+                return reply
+
+
+async def run_for(
+    seconds: float, workers: list[Callable[[], Awaitable[object]]]
+) -> tuple[int, list[float]]:
+    """Each worker calls its coroutine function in a loop; returns (count, latencies in s)."""
+    stop = time.perf_counter() + seconds
+    latencies: list[float] = []
+
+    async def loop(fn: Callable[[], Awaitable[object]]) -> None:
+        while time.perf_counter() < stop:
+            t0 = time.perf_counter()
+            await fn()
+            latencies.append(time.perf_counter() - t0)
+
+    await asyncio.gather(*(loop(w) for w in workers))
+    return len(latencies), latencies
+
+
+def summary(label: str, count: int, lat: list[float], seconds: float) -> float:
+    rate = count / seconds
+    lat_ms = sorted(x * 1000 for x in lat)
+    p50 = statistics.median(lat_ms)
+    p99 = lat_ms[min(len(lat_ms) - 1, int(len(lat_ms) * 0.99))]
+    print(f"  {label:<34} {rate:>9,.0f} req/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
+    return rate
+
+
+async def bench(args: argparse.Namespace, redis_url: str) -> None:
+    ns = f"bench{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    log_path = Path(tempfile.gettempdir()) / f"bench-leaderboard-{ns}.log"
+    with open(log_path, "wb") as log:  # the child keeps its own descriptor
+        server = subprocess.Popen(
+            [sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
+             "--namespace", ns, "--rate", "1000000", "--burst", "1000000",
+             "--log-level", "WARNING"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    redis = aioredis.from_url(redis_url, max_connections=args.clients + 8)
+    try:
+        await wait_http(port)
+        store = LeaderboardStore(redis, Keys(ns))
+        today = utc_date(time.time()).isoformat()
+        rng = random.Random(1)
+
+        t0 = time.perf_counter()
+        fill = [random_result(rng, f"fill{i:07d}") for i in range(args.entries - args.clients)]
+        await store.record_day_many(GAME, today, fill)
+        print(f"filled {GAME} {today} with {len(fill):,} entries "
+              f"in {time.perf_counter() - t0:.1f} s")  # fmt: skip
+
+        clients: list[Client] = []
+        for i in range(args.clients):
+            ws = await connect(f"ws://127.0.0.1:{port}/ws", compression=None, max_size=2**20)
+            c = Client(ws, "")
+            welcome = await c.ask({"t": "hello", "v": 1, "name": f"bench{i}"})
+            c.player = welcome["player"]
+            clients.append(c)
+        await store.record_day_many(GAME, today, [random_result(rng, c.player) for c in clients])
+        total = (await store.board(GAME, today, limit=1)).total
+        print(f"board total {total:,}; {len(clients)} WebSocket clients connected\n")
+
+        # Warm up both paths (script load, connection pools, caches).
+        for c in clients[:4]:
+            await c.ask({"t": "leaderboard", "game": GAME, "limit": 10})
+        await store.board(GAME, today, limit=10)
+
+        top = {"t": "leaderboard", "game": GAME, "date": today, "limit": 10}
+        around = {**top, "around_me": True}
+        sample = await clients[0].ask(dict(around))
+        me = sample.get("me", {})
+        print(f"sample around_me: me rank {me.get('rank')}, "
+              f"entries ranks {[e['rank'] for e in sample['entries']]}\n")  # fmt: skip
+
+        print(f"{args.clients} concurrent requesters, {args.seconds:.0f} s each:")
+        rates: dict[str, float] = {}
+        for label, msg, is_around in (("top 10", top, False), ("around_me (10)", around, True)):
+            n, lat = await run_for(
+                args.seconds, [lambda c=c, m=msg: c.ask(dict(m)) for c in clients]
+            )
+            rates[f"server {label}"] = summary(f"server (WebSocket) {label}", n, lat, args.seconds)
+            n, lat = await run_for(
+                args.seconds,
+                [
+                    lambda c=c, a=is_around: store.board(
+                        GAME, today, limit=10, asker=c.player, around_me=a
+                    )
+                    for c in clients
+                ],
+            )
+            rates[f"redis {label}"] = summary(f"Redis alone (store) {label}", n, lat, args.seconds)
+        print()
+        for label in ("top 10", "around_me (10)"):
+            ratio = rates[f"server {label}"] / rates[f"redis {label}"]
+            print(f"ratio server / Redis alone, {label}: {ratio:.2f}")
+        for c in clients:
+            await c.ws.close()  # type: ignore[attr-defined]
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        keys = [k async for k in redis.scan_iter(match=f"{{{ns}:*", count=1000)]
+        for i in range(0, len(keys), 500):
+            await redis.delete(*keys[i : i + 500])
+        await redis.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entries", type=int, default=100_000, help="board size (100000)")
+    parser.add_argument("--clients", type=int, default=32, help="concurrent clients (32)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per measurement (5)")
+    args = parser.parse_args()
+    url = os.environ.get("REDIS_URL")
+    print(f"cpu cores: {os.cpu_count()}, Redis: {url or 'embedded valkey-server'}, "
+          f"started {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")  # fmt: skip
+    if url:
+        asyncio.run(bench(args, url))
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-valkey-") as d, EmbeddedRedis(Path(d)) as r:
+        asyncio.run(bench(args, r.url))
+
+
+if __name__ == "__main__":
+    main()
