@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from server.daily import daily_seed, load_secret, parse_date, utc_date
+from server.daily import daily_seed, parse_date, utc_date
 from server.leaderboard import (
     Keys,
     LeaderboardStore,
@@ -191,12 +191,3 @@ async def test_streaks_and_all_time_board(redis: aioredis.Redis, keys: Keys) -> 
     assert rows == [(1, "alice", 4, 212), (2, "bob", 2, 216), (2, "carol", 2, 216)]
     assert board.me is not None and board.me.rank == 2 and board.me.best_streak == 2
     assert board.entries[0].won and board.entries[0].played == 5
-
-
-async def test_secret_is_generated_once_and_shared(redis: aioredis.Redis, keys: Keys) -> None:
-    first = await load_secret(redis, keys, None)
-    again = await load_secret(redis, keys, None)
-    assert first == again and len(first) == 64
-    assert await load_secret(redis, keys, "configured") == b"configured"
-    other = await load_secret(redis, Keys(keys.namespace + "x"), None)
-    assert other != first
