@@ -11,7 +11,7 @@ Short forms, tried in order:
 - the move without its hyphen: `t3t5` for `t3-t5`, `wf` for `w-f`;
 - a single pile, when exactly one legal move starts there (`t3` for `t3-f` if
   that is the only move from t3); in Quatorze a cell, when exactly one legal
-  pair contains it.
+  pair contains it (either cell).
 """
 
 from __future__ import annotations
@@ -56,9 +56,10 @@ def resolve(text: str, legal: list[str]) -> Resolution:
     if len(squeezed) == 1:
         return Resolution(squeezed[0])
     if PILE_SHAPE.fullmatch(typed):
-        starting = [m for m in legal if _piles(m)[0] == typed]
-        if not starting and typed.startswith("c"):  # a Quatorze pair names either cell
+        if typed.startswith("c"):  # a Quatorze pair: either of its cells names it
             starting = [m for m in legal if typed in _piles(m)]
+        else:
+            starting = [m for m in legal if _piles(m)[0] == typed]
         if len(starting) == 1:
             return Resolution(starting[0])
         if starting:
