@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import random
 
-import engine
 import pytest
 
+import engine
 from client_cli.boards import BOARD_WIDTH, DEFAULT_HEIGHT, render, render_text
 from client_cli.theme import Theme
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import engine
-
 from client_cli.moves import completions, legal_moves, resolve
 
 # Quatorze seed 1 (grid checked in test_boards.py): c0 J♦ pairs with c15 3♥ (column 0);
