@@ -29,12 +29,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ctx = build_context(args)
-    request: dict[str, Any] = {"t": "stats"}
-    if args.game:
-        request["game"] = args.game
-    reply, _me = asyncio.run(ask(ctx, request))
+    reply, _me = asyncio.run(ask(ctx, {"t": "stats"}))
     if reply is None:
         return 1
+    games = reply.get("games")
+    if args.game and isinstance(games, dict):
+        reply = {**reply, "games": {k: v for k, v in games.items() if k == args.game}}
     if ctx.plain:
         print_json(reply)
     else:
@@ -42,8 +42,40 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+COLUMNS = (
+    ("played", "Played"),
+    ("won", "Won"),
+    ("streak", "Streak"),
+    ("best_streak", "Best"),
+    ("win_streak", "Wins in a row"),
+    ("best_win_streak", "Best"),
+    ("last_played", "Last played"),
+)
+
+
 def format_stats(reply: dict[str, Any]) -> str:
-    """A readable table of whatever per-game figures the server sends."""
+    """A table of the per-game figures; figures this client does not know are listed too."""
+    games = reply.get("games")
+    if isinstance(games, dict) and all(isinstance(v, dict) for v in games.values()):
+        header = f"{'Game':<14}" + " ".join(f"{title:>{_width(title)}}" for _, title in COLUMNS)
+        lines = [f"Daily challenge statistics for {reply.get('name', 'you')}", "", header]
+        for game, figures in games.items():
+            cells = []
+            for key, title in COLUMNS:
+                value = figures.get(key)
+                cells.append(f"{'-' if value is None else value!s:>{_width(title)}}")
+            lines.append(f"{game_title(game):<14}" + " ".join(cells))
+        if not games:
+            lines.append("(no daily challenge played yet)")
+        return "\n".join(lines)
+    return _format_generic(reply)
+
+
+def _width(title: str) -> int:
+    return max(len(title), 6) if title != "Last played" else 11
+
+
+def _format_generic(reply: dict[str, Any]) -> str:
     games = reply.get("games")
     if isinstance(games, dict):
         rows = list(games.items())

@@ -1,0 +1,108 @@
+"""Fixtures for driving the real `solitaire` program in a real terminal (tmux).
+
+Each test gets its own tmux server (a private socket under tmp_path), so tests
+never see each other's sessions or anyone else's. Every client runs with its
+own XDG_CONFIG_HOME, so each is a separate player with its own saved token.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+SOLITAIRE = str(Path(sys.executable).with_name("solitaire"))
+WAIT_S = 15.0
+
+
+class Terminal:
+    """One program in an 80x24 tmux pane: type into it, read the screen."""
+
+    def __init__(self, socket: Path, name: str, argv: list[str], env: dict[str, str]) -> None:
+        self.socket = socket
+        self.name = name
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        # Keep the pane after the program ends, so its last words can be read.
+        command = f"env {exports} {shlex.join(argv)}; echo '[exited '$?']'; sleep 600"
+        self._tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", command)
+
+    def _tmux(self, *args: str) -> str:
+        out = subprocess.run(
+            ["tmux", "-S", str(self.socket), *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout
+
+    def type(self, text: str) -> None:
+        self._tmux("send-keys", "-t", self.name, "-l", text)
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", self.name, *keys)
+
+    def enter(self, text: str = "") -> None:
+        if text:
+            self.type(text)
+        self.keys("Enter")
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.name)
+
+    def wait_for(self, pattern: str, timeout: float = WAIT_S) -> re.Match[str]:
+        """Wait until the screen matches the regular expression; fail with the screen shown."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern, re.MULTILINE)
+        while True:
+            screen = self.screen()
+            match = regex.search(screen)
+            if match:
+                return match
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {pattern!r} on the screen:\n{screen}")
+            time.sleep(0.1)
+
+    def wait_until(self, check: Callable[[str], bool], what: str, timeout: float = WAIT_S) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if check(screen):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited for {what}; the screen:\n{screen}")
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def terminals(tmp_path: Path) -> Iterator[Callable[..., Terminal]]:
+    """Start `solitaire ARGS` in a fresh terminal as the player `home` (a config dir)."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    socket = tmp_path / f"tmux-{uuid.uuid4().hex[:8]}"
+    started: list[Terminal] = []
+
+    def start(home: str, *args: str, env: dict[str, str] | None = None) -> Terminal:
+        config = tmp_path / "players" / home
+        config.mkdir(parents=True, exist_ok=True)
+        environment = {
+            "XDG_CONFIG_HOME": str(config),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+            "PATH": os.environ.get("PATH", ""),
+            **(env or {}),
+        }
+        term = Terminal(socket, f"{home}-{len(started)}", [SOLITAIRE, *args], environment)
+        started.append(term)
+        return term
+
+    yield start
+    subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True)
