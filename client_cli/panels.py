@@ -68,6 +68,9 @@ def side_panel(session: GameSession, theme: Theme, height: int = 20) -> Canvas:
         if len(seats) > rows:
             canvas.put(0, y, f"  … {len(seats) - rows} more", label)
             y += 1
+    if session.phase == "playing" and height - 2 > y:
+        canvas.put(0, height - 2, "Tab: legal moves  d: deal", label)
+        canvas.put(0, height - 1, "resign  quit  help", label)
     return canvas
 
 
