@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import shlex
 import shutil
 import subprocess
 import sys
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 import yaml
+from deploy_files import DOCKERFILE, ROOT, Stage, image_stages
 
 from server.config import SETTINGS, Config
 
-ROOT = Path(__file__).resolve().parents[2]
-DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 COMPOSE = ROOT / "docker-compose.yml"
 CLUSTER_OVERRIDE = ROOT / "deploy" / "compose.redis-cluster.yml"
 HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
@@ -36,84 +33,9 @@ DEFAULT_PORT = Config().port
 # --- Dockerfile --------------------------------------------------------------
 
 
-@dataclass
-class Instruction:
-    op: str
-    args: str
-    line: int
-
-
-@dataclass
-class Stage:
-    base: str
-    name: str | None
-    instructions: list[Instruction] = field(default_factory=list)
-
-    def all(self, op: str) -> list[Instruction]:
-        return [i for i in self.instructions if i.op == op]
-
-
-def parse_dockerfile(text: str) -> tuple[dict[str, str], list[Stage]]:
-    """Global ARG defaults and the stages, with continuation lines joined and comments dropped."""
-    instructions: list[Instruction] = []
-    pending, start = "", 0
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not pending and (not line or line.startswith("#")):
-            continue
-        if pending and line.startswith("#"):
-            continue  # a comment inside a continued instruction
-        if not pending:
-            start = number
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        whole = (pending + line).strip()
-        pending = ""
-        op, _, args = whole.partition(" ")
-        instructions.append(Instruction(op.upper(), args.strip(), start))
-    args_before: dict[str, str] = {}
-    stages: list[Stage] = []
-    for ins in instructions:
-        if ins.op == "FROM":
-            words = ins.args.split()
-            base = re.sub(
-                r"\$\{?(\w+)\}?", lambda m: args_before.get(m.group(1), m.group(0)), words[0]
-            )
-            name = words[2] if len(words) >= 3 and words[1].upper() == "AS" else None
-            stages.append(Stage(base, name))
-        elif not stages and ins.op == "ARG":
-            key, _, value = ins.args.partition("=")
-            args_before[key] = value
-        elif stages:
-            stages[-1].instructions.append(ins)
-        else:
-            raise AssertionError(f"line {ins.line}: {ins.op} before the first FROM")
-    return args_before, stages
-
-
-def env_of(stage: Stage) -> dict[str, str]:
-    """ENV key=value pairs of a stage (the modern form; the legacy `ENV key value` is refused)."""
-    env: dict[str, str] = {}
-    for ins in stage.all("ENV"):
-        for word in shlex.split(ins.args):
-            assert "=" in word, f"line {ins.line}: use ENV key=value"
-            key, _, value = word.partition("=")
-            env[key] = value
-    return env
-
-
-def exec_form(ins: Instruction) -> list[str]:
-    import json
-
-    value = json.loads(ins.args)
-    assert isinstance(value, list) and all(isinstance(v, str) for v in value)
-    return value
-
-
 @pytest.fixture(scope="module")
 def stages() -> list[Stage]:
-    return parse_dockerfile(DOCKERFILE.read_text())[1]
+    return image_stages()
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +79,7 @@ def test_final_stage_runs_as_an_unprivileged_user(final: Stage) -> None:
 
 def test_entrypoint_is_the_servers_console_script(final: Stage) -> None:
     (entry,) = final.all("ENTRYPOINT")
-    command = exec_form(entry)
+    command = entry.exec_form()
     scripts = PYPROJECT["project"]["scripts"]
     assert command[0] in scripts
     assert scripts[command[0]] == "server.__main__:main"
@@ -169,7 +91,7 @@ def test_entrypoint_is_the_servers_console_script(final: Stage) -> None:
 def test_image_environment_is_known_to_the_server_and_serves_on_all_interfaces(
     final: Stage,
 ) -> None:
-    env = env_of(final)
+    env = final.env()
     ours = {k for k in env if k.startswith("SOLITAIRE_") or k == "REDIS_URL"}
     assert ours <= SERVER_ENV, ours - SERVER_ENV
     assert env["SOLITAIRE_HOST"] == "0.0.0.0"
@@ -184,21 +106,10 @@ def test_image_environment_is_known_to_the_server_and_serves_on_all_interfaces(
 
 
 def test_image_healthcheck_probes_healthz_with_the_interpreter(final: Stage) -> None:
-    (check,) = final.all("HEALTHCHECK")
-    options, _, command = check.args.partition("CMD ")
+    options, argv = final.healthcheck()
     assert "--interval=" in options and "--timeout=" in options
-    argv = json_list(command)
     assert argv[0] == "python" and "urllib.request" in argv[-1] and "/healthz" in argv[-1]
     assert not {"curl", "wget"} & set(" ".join(argv).split())
-
-
-def json_list(text: str) -> list[str]:
-    return exec_form(Instruction("CMD", text, 0))
-
-
-def image_healthcheck_argv() -> list[str]:
-    final = parse_dockerfile(DOCKERFILE.read_text())[1][-1]
-    return json_list(final.all("HEALTHCHECK")[0].args.partition("CMD ")[2])
 
 
 # --- build context ------------------------------------------------------------
@@ -271,13 +182,15 @@ def test_dockerignore_keeps_what_the_build_copies_and_drops_the_rest(stages: lis
         assert not in_build_context(kept_out), kept_out
 
 
-def test_the_images_install_step_ships_every_package_file(tmp_path: Path) -> None:
+def test_the_images_install_step_ships_every_package_file(
+    stages: list[Stage], tmp_path: Path
+) -> None:
     """`pip install .` in the image is not editable: files outside Python modules (HTML
     templates, ...) reach the image only if the packaging metadata names them."""
     context = tmp_path / "context"
     for rel in [
         p.relative_to(ROOT).as_posix()
-        for src in copied_sources(parse_dockerfile(DOCKERFILE.read_text())[1][0])
+        for src in copied_sources(stages[0])
         for p in ([ROOT / src] if (ROOT / src).is_file() else (ROOT / src).rglob("*"))
         if p.is_file()
     ]:
@@ -412,11 +325,9 @@ def test_cluster_override_points_every_instance_at_the_cluster(compose: dict) ->
         assert init_dep["condition"] == "service_completed_successfully"
 
 
-def test_readme_documents_every_variable() -> None:
+def test_readme_documents_every_variable(final: Stage, compose: dict) -> None:
     text = DEPLOY_README.read_text()
-    final = parse_dockerfile(DOCKERFILE.read_text())[1][-1]
-    compose = yaml.safe_load(COMPOSE.read_text())
-    used = {v for v in env_of(final) if v.startswith("SOLITAIRE_") or v == "REDIS_URL"}
+    used = {v for v in final.env() if v.startswith("SOLITAIRE_") or v == "REDIS_URL"}
     used |= {v for s in compose["services"].values() for v in env_map(s)}
     for var in sorted(SERVER_ENV | used):
         assert f"`{var}`" in text, f"deploy/README.md does not document {var}"
