@@ -11,9 +11,11 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -106,3 +108,71 @@ def terminals(tmp_path: Path) -> Iterator[Callable[..., Terminal]]:
 
     yield start
     subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True)
+
+
+SERVER = str(Path(sys.executable).with_name("solitaire-server"))
+
+
+class ServerProcess:
+    """A real `solitaire-server` on a free port, which a test may kill and start again
+    (same port, same Redis namespace: the games survive, as in production)."""
+
+    def __init__(self, redis_url: str, namespace: str, data_dir: Path) -> None:
+        self.redis_url = redis_url
+        self.namespace = namespace
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "REDIS_URL": self.redis_url,
+            "SOLITAIRE_NAMESPACE": self.namespace,
+            "SOLITAIRE_PORT": str(self.port),
+            "SOLITAIRE_HOST": "127.0.0.1",
+            "SOLITAIRE_DATA_DIR": str(self.data_dir),
+            "SOLITAIRE_LOG_LEVEL": "INFO",
+        }
+        log = (self.data_dir / "server.log").open("ab")
+        self.proc = subprocess.Popen(
+            [SERVER], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+        )
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"the server did not become healthy: {self.log_tail()}")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def log_tail(self) -> str:
+        return (self.data_dir / "server.log").read_text(errors="replace")[-3000:]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def server(redis_url: str, redis_namespace: str, tmp_path: Path) -> Iterator[ServerProcess]:
+    data = tmp_path / "server"
+    data.mkdir()
+    proc = ServerProcess(redis_url, redis_namespace, data)
+    proc.start()
+    yield proc
+    proc.kill()

@@ -58,3 +58,10 @@ def test_completions_filter_by_prefix() -> None:
     legal = legal_moves(QUATORZE_1)
     assert completions("c2-", legal) == ["c2-c4", "c2-c7"]
     assert completions("", legal) == legal
+
+
+def test_known_winning_line_replays_to_a_win() -> None:
+    from lines import QUATORZE_SEED, QUATORZE_WIN
+
+    game = engine.replay("quatorze", QUATORZE_SEED, QUATORZE_WIN)
+    assert game.won and game.score == 52 and game.moves == 26

@@ -1,0 +1,112 @@
+"""Races played with the real `solitaire` program in real terminals (tmux) against a
+real server: the lobby, a win, the standings, completion, an illegal move, and the
+server dying and coming back mid-game."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from conftest import ServerProcess, Terminal
+from lines import QUATORZE_SEED, QUATORZE_WIN
+
+CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{6})")
+
+
+def open_race(
+    terminals: Callable[..., Terminal], server: ServerProcess
+) -> tuple[Terminal, Terminal, str]:
+    """alice creates a Quatorze race on deal 1, bob joins, alice starts it."""
+    alice = terminals("alice", "--server", server.url, "--name", "alice",
+                      "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
+    code = alice.wait_for(CODE.pattern).group(1)
+    assert f"solitaire race join {code}" in alice.screen()
+    bob = terminals("bob", "race", "join", code, "--server", server.url, "--name", "bob")
+    bob.wait_for(r"Waiting for the host to start")
+    alice.wait_for(r"^\s+bob$")
+    alice.enter()  # the host starts with a key
+    for player in (alice, bob):
+        player.wait_for(r"\[ J♦\]")  # deal 1's first cell
+        player.wait_for(r"Moves\s+0")
+    return alice, bob, code
+
+
+def test_two_players_race_one_wins_and_both_see_the_standings(
+    terminals: Callable[..., Terminal], server: ServerProcess
+) -> None:
+    alice, bob, code = open_race(terminals, server)
+    for move in QUATORZE_WIN[:5]:
+        alice.enter(move)
+    alice.wait_for(r"Moves\s+5")
+    # bob's live panel follows alice's progress: 5 pairs, 10 points.
+    bob.wait_for(r"alice\s+10\s+5")
+    for move in QUATORZE_WIN[5:]:
+        alice.enter(move)
+    alice.wait_for(r"You won!")
+    alice.wait_for(r"Score\s+52 / 52")
+    bob.wait_for(r"✓alice\s+52\s+26")
+    bob.enter("resign")
+    for player in (alice, bob):
+        screen = player.wait_for(rf"Race {code} is over").string
+        assert f"Seed {QUATORZE_SEED}" in screen
+        assert re.search(r"^ 1  alice\s+won\s+52\s+26", screen, re.M), screen
+        assert re.search(r"^ 2  bob\s+resigned\s+0\s+0", screen, re.M), screen
+    # Enter leaves; the standings stay on the terminal.
+    alice.enter()
+    after = alice.wait_for(r"\[exited 0\]").string
+    assert f"Race {code} is over" in after and "Seed 1" in after
+
+
+def test_tab_completion_short_forms_and_an_illegal_move(
+    terminals: Callable[..., Terminal], server: ServerProcess
+) -> None:
+    alice, _bob, _code = open_race(terminals, server)
+    # c2 (9♥) pairs with c4 (5♦) and c7 (5♥): Tab offers both.
+    alice.type("c2-")
+    alice.keys("Tab")
+    menu = alice.wait_for(r"c2-c4").string
+    assert "c2-c7" in menu
+    alice.keys("Escape", "C-u")
+    # c0 (J♦) has one partner, c15 (3♥): Tab completes the whole move.
+    alice.type("c0")
+    alice.keys("Tab")
+    alice.wait_for(r"move> c0-c15\s*$")
+    alice.keys("C-u")
+    # J♦ and 2♦ do not add up to 14: the server refuses, with its reason; nothing changes.
+    alice.enter("c0-c1")
+    alice.wait_for(r"Illegal move c0-c1: \S.*")
+    alice.wait_for(r"Moves\s+0")
+    assert "[ J♦]" in alice.screen()
+    # A cell alone plays its only pair.
+    alice.enter("c0")
+    alice.wait_for(r"Moves\s+1")
+    alice.wait_for(r"Score\s+2 / 52")
+    # A cell with several pairs plays nothing and lists them.
+    alice.enter("c2")
+    alice.wait_for(r"c2: several moves")
+    alice.wait_for(r"Moves\s+1")
+
+
+def test_the_server_dies_mid_game_and_the_client_carries_on(
+    terminals: Callable[..., Terminal], server: ServerProcess
+) -> None:
+    alice, bob, code = open_race(terminals, server)
+    for move in QUATORZE_WIN[:3]:
+        alice.enter(move)
+    alice.wait_for(r"Moves\s+3")
+    server.kill()
+    alice.wait_for(r"Connection lost|Server unreachable")
+    alice.wait_for(r"retrying in \d+\.\d s")
+    # A move typed while the server is away waits, and goes once it is back.
+    alice.enter(QUATORZE_WIN[3])
+    server.start()
+    alice.wait_for(r"Reconnected to the server", timeout=30)
+    bob.wait_for(r"Reconnected to the server", timeout=30)
+    alice.wait_for(r"Moves\s+4")
+    for move in QUATORZE_WIN[4:]:
+        alice.enter(move)
+    alice.wait_for(r"You won!")
+    bob.enter("resign")
+    for player in (alice, bob):
+        screen = player.wait_for(rf"Race {code} is over").string
+        assert re.search(r"^ 1  alice\s+won\s+52\s+26", screen, re.M), screen
