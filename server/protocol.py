@@ -169,6 +169,13 @@ class RequestDecoder:
         except RecursionError:
             return BadFrame("message is nested too deeply")
 
+    def decode_id(self, frame: bytes) -> int | None:
+        """Just the request id of a frame, if it has a readable one."""
+        try:
+            return _small_int(self._envelope.decode(frame).id)
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+            return None
+
     def _explain(self, frame: bytes, reason: str) -> BadFrame:
         try:
             env = self._envelope.decode(frame)

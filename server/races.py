@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from server import protocol as p
@@ -45,6 +45,7 @@ class Race:
     starts_at_ms: int = 0
     ends_at_ms: int = 0  # 0: no limit
     ver: int = 0  # bumped by every change of the race itself (seats, status)
+    gver: int = 0  # bumped by every write to one of its games
     seats: list[p.Seat] = field(default_factory=list)
 
     # -- storage
@@ -65,7 +66,7 @@ class Race:
             max_players=int(d["max_players"]), time_limit_s=int(d["time_limit_s"]),
             status=d["status"], created_ms=int(d.get("created_ms", 0)),
             starts_at_ms=int(d.get("starts_at_ms", 0)), ends_at_ms=int(d.get("ends_at_ms", 0)),
-            ver=int(d.get("ver", 0)), seats=seats,
+            ver=int(d.get("ver", 0)), gver=int(d.get("gver", 0)), seats=seats,
         )  # fmt: skip
 
     # -- questions
@@ -140,18 +141,12 @@ def is_complete(games: list[GameRecord]) -> bool:
     return bool(games) and all(g.finished for g in games)
 
 
-def close_records(race: Race, games: list[GameRecord], now_ms: int) -> list[GameRecord]:
-    """The seats' records as the race closes: unfinished seats stop at the deadline."""
-    out = []
-    for g in games:
-        if g.finished:
-            out.append(g)
-            continue
-        end = min(now_ms, race.ends_at_ms) if race.ends_at_ms else now_ms
-        g2 = GameRecord(**{**g.__dict__, "finished": True, "finished_at_ms": end})
-        g2.timed_out = True
-        out.append(g2)
-    return out
+def close_records(games: list[GameRecord], end_ms: int) -> list[GameRecord]:
+    """The seats' records as the race closes: unfinished seats stop at `end_ms`."""
+    return [
+        g if g.finished else replace(g, finished=True, finished_at_ms=end_ms, timed_out=True)
+        for g in games
+    ]
 
 
 def result(race: Race, games: list[GameRecord]) -> p.Result:

@@ -78,7 +78,8 @@ return 1
 )
 
 # KEYS: race meta, seats, interest, every seat's game meta (in seat order)
-# ARGV: expected ver, starts_at ms, ends_at ms, origin, channel prefix, payload
+# ARGV: expected ver, starts_at ms, ends_at ms, origin, channel prefix, payload,
+#       field/values every seat's game starts with (score, won, ...)
 # Returns 1 started, 0 the race changed meanwhile (retry), -1 no such race.
 START_RACE = (
     _RELAY
@@ -92,7 +93,7 @@ redis.call('HSET', KEYS[1], 'status', 'running', 'starts_at_ms', ARGV[2],
 redis.call('HINCRBY', KEYS[1], 'ver', 1)
 for i = 1, #KEYS do redis.call('PERSIST', KEYS[i]) end
 for i = 4, #KEYS do
-  redis.call('HSET', KEYS[i], 'started_at_ms', ARGV[2], 'ends_at_ms', ARGV[3])
+  redis.call('HSET', KEYS[i], 'started_at_ms', ARGV[2], 'ends_at_ms', ARGV[3], unpack(ARGV, 7))
 end
 relay(KEYS[3], ARGV[4], ARGV[5], ARGV[6])
 return 1

@@ -336,7 +336,8 @@ class Store:
             return None
         return Race.from_redis(meta, [_seat(s) for s in seats])
 
-    async def race_result(self, code: str) -> bytes | None:
+    async def race_result(self, code: str) -> str | None:
+        """The stored `result` message of a finished race, as JSON."""
         return await self.redis.hget(self.keys.race_meta(code), "result")
 
     def _race_keys(self, code: str) -> list[str]:
@@ -379,9 +380,12 @@ class Store:
             await self._eval(scripts.JOIN_RACE, [*self._race_keys(race.code), keys.meta], args)
         )
 
-    async def start_race(self, race: Race, starts_at: int, ends_at: int, payload: bytes) -> int:
+    async def start_race(
+        self, race: Race, starts_at: int, ends_at: int, initial: dict[str, str], payload: bytes
+    ) -> int:
         metas = [self.keys.game(gid).meta for gid in race.gids()]  # type: ignore[union-attr]
         args = [race.ver, starts_at, ends_at, self.instance, self.channel_prefix, payload]
+        args += _flat(initial)
         return int(
             await self._eval(scripts.START_RACE, [*self._race_keys(race.code), *metas], args)
         )

@@ -1,0 +1,46 @@
+"""`solitaire-server`: run the race server (see `solitaire-server --help`)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from server import logs
+from server.config import Config
+from server.embedded_redis import EmbeddedRedis
+
+log = logging.getLogger("server")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config = Config.from_args(argv)
+    logs.setup(config.log_level, config.log_format)
+    log.info("settings: %s", config.describe())
+    embedded: EmbeddedRedis | None = None
+    url = config.redis_url
+    if not url:
+        embedded = EmbeddedRedis(data_dir=config.data_dir / "valkey")
+        try:
+            url = embedded.start()
+        except Exception as exc:
+            log.error("could not start the embedded Redis: %s", exc)
+            return 1
+    from server.app import App  # imported late so that --help stays fast
+
+    try:
+        asyncio.run(App(config, url).run())
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        log.error("cannot serve: %s", exc)
+        return 1
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

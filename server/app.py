@@ -1,0 +1,171 @@
+"""The server process: wires store, bus, sessions, HTTP and timers; clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import signal
+from collections.abc import Coroutine
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection, serve
+
+import engine
+from server import protocol as p
+from server.bus import Bus
+from server.clock import Clock
+from server.config import Config
+from server.daily import DailyService
+from server.games import GameRecord
+from server.handlers import build_handlers
+from server.http import HttpRoutes, Metrics
+from server.hub import Hub
+from server.live import LiveGames
+from server.referee import Outcome, close_if_due
+from server.session import Session
+from server.store import Store, create_redis
+
+log = logging.getLogger(__name__)
+
+
+class App:
+    def __init__(self, config: Config, redis_url: str) -> None:
+        self.config = config
+        self.redis_url = redis_url
+        self.clock = Clock(config.clock_offset_s)
+        self.instance = secrets.token_hex(6)
+        self.metrics = Metrics()
+        self.hub = Hub()
+        self.sessions: set[Session] = set()
+        self.decoder = p.RequestDecoder()
+        self.handlers = build_handlers()
+        self.draining = False
+        self.port = 0
+        self.store = Store(config, create_redis(config, redis_url), self.instance)
+        self.cache = LiveGames(self.store, config.game_cache_size)
+        self.bus = Bus(
+            create_redis(config, redis_url, decode_responses=False),
+            self.store.keys.instance_channel(self.instance),
+            self.hub.deliver,
+        )
+        self.daily: DailyService | None = None
+        self._race_players: dict[str, list[str]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._stop = asyncio.Event()
+
+    # ------------------------------------------------------------ helpers for handlers
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run a side task that nobody awaits (kept referenced until done)."""
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def race_players(self, code: str) -> list[str]:
+        """The seated players of a started race (seats no longer change once it runs)."""
+        players = self._race_players.get(code)
+        if players is None:
+            race = await self.store.load_race(code)
+            players = race.players() if race is not None else []
+            if len(self._race_players) >= 10_000:
+                self._race_players.clear()
+            self._race_players[code] = players
+        return players
+
+    async def game_finished(self, record: GameRecord) -> None:
+        """A game has just ended (won, over or resigned)."""
+        if record.kind == "race":
+            await close_if_due(self, record.race)
+        elif record.kind == "daily" and self.daily is not None:
+            await self.daily.finished(record)
+
+    async def game_time_up(self, record: GameRecord) -> None:
+        """A request found a game out of time before anyone closed it."""
+        if record.kind == "race":
+            await close_if_due(self, record.race)
+
+    # ------------------------------------------------------------ running
+
+    async def run(self) -> None:
+        cfg = self.config
+        await self.store.open()
+        secret = await self.store.secret(cfg.secret)
+        self.daily = DailyService(self.store, secret.encode(), self.clock.now_s, engine.GAMES)
+        await self.bus.start()
+        routes = HttpRoutes(health=self.store.ping, metrics=self.metrics, daily=self.daily)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stop.set)
+        async with serve(
+            self._handle,
+            cfg.host,
+            cfg.port,
+            compression=None,
+            max_size=cfg.max_frame_bytes,
+            max_queue=16,
+            write_limit=cfg.max_outbox_bytes * 2,
+            ping_interval=cfg.ping_interval_s,
+            process_request=routes,
+            server_header=None,
+        ) as server:
+            self.port = server.sockets[0].getsockname()[1] if server.sockets else cfg.port
+            log.info(
+                "solitaire-server %s listening on ws://%s:%d/ws (namespace %s)",
+                self.instance, cfg.host, self.port, cfg.namespace,
+            )  # fmt: skip
+            reaper = asyncio.create_task(self._reaper(), name="reaper")
+            await self._stop.wait()
+            log.info("shutting down: no new connections, finishing requests in flight")
+            server.close(close_connections=False)
+            await self._drain()
+            reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reaper
+            await server.wait_closed()
+        await self.store.close()
+        await self.bus.close()
+        log.info("stopped")
+
+    async def _handle(self, ws: ServerConnection) -> None:
+        await Session(self, ws).run()
+
+    async def _drain(self) -> None:
+        self.draining = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.shutdown_grace_s
+        while any(s.busy for s in self.sessions) and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        sessions = list(self.sessions)
+        await asyncio.gather(
+            *(s.close(p.CLOSE_GOING_AWAY, "server shutting down") for s in sessions),
+            return_exceptions=True,
+        )
+        log.info("closed %d connections with 1001", len(sessions))
+
+    async def _reaper(self) -> None:
+        """Closes races past their deadline (and complete ones a crash left open)."""
+        cfg = self.config
+        loop = asyncio.get_running_loop()
+        last_full = -cfg.reaper_full_scan_s
+        while True:
+            try:
+                full = loop.time() - last_full >= cfg.reaper_full_scan_s
+                if full:
+                    last_full = loop.time()
+                now = self.clock.now_ms()
+                entries = await self.store.running(None if full else now)
+                for code, deadline in entries:
+                    outcome = await close_if_due(self, code)
+                    if outcome is Outcome.NOT_RUNNING and deadline <= now:
+                        await self.store.unindex(code, deadline)
+                if full:
+                    self.metrics.races_running.set(len(entries))
+                if self.daily is not None:
+                    await self.daily.sweep(now, self.instance)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("reaper: pass failed; will retry")
+            await asyncio.sleep(cfg.reaper_interval_s)

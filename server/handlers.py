@@ -1,0 +1,361 @@
+"""What the server does with each request: the dispatch table and its handlers.
+
+A handler is `async def handle(session, msg) -> None`; it answers the request
+with exactly one reply (`session.send(...)` with `re=msg.id`, or
+`session.error(...)`) and may send events. `build_handlers()` is the dispatch
+table from request type to handler; other features register theirs there.
+The game and race rules live in server/games.py and server/races.py; this
+module loads, asks them, stores and sends.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import engine
+from server import protocol as p
+from server import races
+from server.bus import Event, encode_events
+from server.games import (
+    Applied,
+    GameRecord,
+    LiveGame,
+    Refusal,
+    Retransmission,
+    decide_move,
+    decide_resign,
+)
+from server.keys import race_gid
+from server.referee import close_if_due
+from server.store import StoreUnavailable
+
+if TYPE_CHECKING:
+    from server.session import Session
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[["Session", Any], Awaitable[None]]
+
+
+def build_handlers() -> dict[type[p.Request], Handler]:
+    """The dispatch table (hello is handled by the session before any of these)."""
+    return {
+        p.Create: handle_create,
+        p.Join: handle_join,
+        p.StartRace: handle_start,
+        p.Move: handle_move,
+        p.Get: handle_get,
+        p.Resign: handle_resign,
+    }
+
+
+# ---------------------------------------------------------------- session
+
+
+async def handle_hello(session: Session, msg: p.Hello) -> bool:
+    """Greets a connection; True once it is welcomed (else it may say hello again)."""
+    app = session.app
+    if msg.v != p.VERSION:
+        await session.error(
+            p.UNSUPPORTED_VERSION, f"this server speaks protocol version {p.VERSION}", msg.id
+        )
+        return False
+    if msg.token is not None:
+        player = await app.store.player_for_token(msg.token)
+        if player is None:
+            await session.error(p.AUTH_FAILED, "unknown token", msg.id)
+            return False
+        token = msg.token
+        await app.store.rename_player(player, msg.name)
+    else:
+        player, token = await app.store.create_player(msg.name, app.clock.now_ms())
+    session.player, session.name = player, msg.name
+    app.hub.add(session)
+    active, lobbies = await _player_games(session)
+    await session.send(
+        p.Welcome(re=msg.id, v=p.VERSION, player=player, name=msg.name, token=token, active=active)
+    )
+    for lobby in lobbies:
+        await session.send(lobby)
+    log.info(
+        "player %s (%s) %s; %d active games",
+        player, msg.name, "is back" if msg.token else "is new", len(active),
+    )  # fmt: skip
+    return True
+
+
+async def _player_games(session: Session) -> tuple[list[p.State], list[p.Lobby]]:
+    """The player's unfinished games and waiting lobbies; registers for their events."""
+    app, player = session.app, session.player
+    assert player is not None
+    keys = app.store.keys
+    gids = await app.store.player_games(player)
+    records = await app.store.load_records(gids) if gids else []
+    interest = {keys.player_interest(player)}
+    stale: list[str] = []
+    active: list[str] = []
+    lobby_codes: list[str] = []
+    finished_seats: list[GameRecord] = []
+    for gid, rec in zip(gids, records, strict=True):
+        if rec is None:
+            stale.append(gid)
+        elif rec.kind == "race" and not rec.started_at_ms:
+            lobby_codes.append(rec.race)
+            interest.add(keys.race_interest(rec.race))
+        elif not rec.finished:
+            active.append(gid)
+            if rec.kind == "race":
+                interest.add(keys.race_interest(rec.race))
+        elif rec.kind == "race":
+            finished_seats.append(rec)
+        else:
+            stale.append(gid)
+    for rec in finished_seats:
+        # A finished seat still hears its race's progress and result until the race ends.
+        race = await app.store.load_race(rec.race)
+        if race is not None and race.status == races.RUNNING:
+            interest.add(keys.race_interest(rec.race))
+        else:
+            stale.append(rec.gid)
+    await app.store.add_interest(sorted(interest))
+    await app.store.forget_player_games(player, stale)
+    now = app.clock.now_ms()
+    states = []
+    for gid in active:
+        live = await app.cache.get(gid, fresh=True)
+        if live is not None:
+            states.append(live.state(now))
+    lobbies = []
+    for code in lobby_codes:
+        race = await app.store.load_race(code)
+        if race is not None and race.status == races.LOBBY and race.seated(player):
+            lobbies.append(race.lobby())
+    return states, lobbies
+
+
+# ---------------------------------------------------------------- races
+
+
+async def handle_create(session: Session, msg: p.Create) -> None:
+    app, player = session.app, session.player
+    assert player is not None and session.name is not None
+    cfg = app.config
+    for _ in range(8):
+        race = races.Race(
+            code=races.new_code(cfg.race_code_length),
+            game=msg.game,
+            seed=msg.seed if msg.seed is not None else races.new_seed(),
+            host=player,
+            max_players=msg.max_players or cfg.default_max_players,
+            time_limit_s=msg.time_limit_s or 0,
+            created_ms=app.clock.now_ms(),
+            seats=[p.Seat(player=player, name=session.name)],
+        )
+        host_record = race.new_game_record(race.seats[0])
+        # Listed with the player first, so that a crash right after cannot hide the seat.
+        await app.store.add_player_game(player, host_record.gid)
+        if await app.store.create_race(race, host_record):
+            break
+        await app.store.forget_player_games(player, [host_record.gid])
+    else:
+        await session.error(p.UNAVAILABLE, "could not find a free race code; try again", msg.id)
+        return
+    log.info(
+        "race %s created by player %s: %s, %d seats, time limit %s",
+        race.code, player, race.game, race.max_players, race.time_limit_s or "none",
+    )  # fmt: skip
+    await session.send(p.with_re(race.created(), msg.id))
+    await app.hub.deliver([Event(to=[player], frames=[p.encode(race.lobby())])])
+
+
+async def handle_join(session: Session, msg: p.Join) -> None:
+    app, player = session.app, session.player
+    assert player is not None and session.name is not None
+    code = races.normalise_code(msg.race)
+    if code is None:
+        await session.error(p.NOT_FOUND, f"no race {msg.race!r}", msg.id)
+        return
+    for _ in range(8):
+        race = await app.store.load_race(code)
+        if race is None:
+            await session.error(p.NOT_FOUND, f"no race {code}", msg.id)
+            return
+        if race.seated(player):
+            await app.store.add_interest([app.store.keys.race_interest(code)])
+            await session.send(p.with_re(race.lobby(), msg.id))
+            return
+        refusal = race.join_refusal(player)
+        if refusal is not None:
+            await session.error(*refusal, msg.id)
+            return
+        seat = p.Seat(player=player, name=session.name)
+        record = race.new_game_record(seat)
+        race.seats.append(seat)
+        lobby = race.lobby()
+        events = [Event(to=race.players(), frames=[p.encode(lobby)], skip=session.uid)]
+        await app.store.add_player_game(player, record.gid)
+        status = await app.store.join_race(race, record, encode_events(events))
+        if status == 1:
+            log.info("race %s: player %s (%s) joined", code, player, session.name)
+            await session.send(p.with_re(lobby, msg.id))
+            await app.hub.deliver(events)
+            return
+        if status < 0:
+            await session.error(p.NOT_FOUND, f"no race {code}", msg.id)
+            return
+    await session.error(p.UNAVAILABLE, "the race kept changing; try again", msg.id)
+
+
+async def handle_start(session: Session, msg: p.StartRace) -> None:
+    app, player = session.app, session.player
+    assert player is not None
+    code = races.normalise_code(msg.race)
+    if code is None:
+        await session.error(p.NOT_FOUND, f"no race {msg.race!r}", msg.id)
+        return
+    for _ in range(8):
+        race = await app.store.load_race(code)
+        if race is None:
+            await session.error(p.NOT_FOUND, f"no race {code}", msg.id)
+            return
+        refusal = race.start_refusal(player)
+        if refusal is not None:
+            await session.error(*refusal, msg.id)
+            return
+        starts = app.clock.now_ms()
+        ends = starts + race.time_limit_s * 1000 if race.time_limit_s else 0
+        race.starts_at_ms, race.ends_at_ms = starts, ends
+        game = engine.new_game(race.game, race.seed)
+        initial = {
+            "score": str(int(game.score)),
+            "moves": str(int(game.moves)),
+            "won": "1" if game.won else "0",
+            "over": "1" if game.over else "0",
+            "finished": "1" if game.over else "0",
+            "finished_at_ms": str(starts if game.over else 0),
+        }
+        start_frame = p.encode(race.start_message())
+        view = game.view()
+        states = {
+            seat.player: p.State(
+                gid=race_gid(code, seat.player),
+                kind="race",
+                game=race.game,
+                n=0,
+                view=view,
+                score=int(game.score),
+                won=bool(game.won),
+                over=bool(game.over),
+                finished=bool(game.over),
+                elapsed_ms=0,
+                race=code,
+            )
+            for seat in race.seats
+        }
+        events = [
+            Event(to=[pl], frames=[start_frame, p.encode(st)], skip=session.uid)
+            for pl, st in states.items()
+        ]
+        # Indexed first: a crash right after the start must not leave the race without a timer.
+        await app.store.index_running(code, race.deadline_ms(app.config.untimed_race_max_s))
+        status = await app.store.start_race(race, starts, ends, initial, encode_events(events))
+        if status == 1:
+            log.info("race %s started by player %s with %d seats", code, player, len(race.seats))
+            await session.send(p.with_re(race.start_message(), msg.id))
+            await session.send(states[player])
+            await app.hub.deliver(events)
+            if game.over:
+                await close_if_due(app, code)
+            return
+        if status < 0:
+            await session.error(p.NOT_FOUND, f"no race {code}", msg.id)
+            return
+    await session.error(p.UNAVAILABLE, "the race kept changing; try again", msg.id)
+
+
+# ---------------------------------------------------------------- games in play
+
+
+async def handle_move(session: Session, msg: p.Move) -> None:
+    await _play(session, msg.gid, msg.id, msg.n, msg.m)
+
+
+async def handle_resign(session: Session, msg: p.Resign) -> None:
+    await _play(session, msg.gid, msg.id, None, "")
+
+
+async def handle_get(session: Session, msg: p.Get) -> None:
+    app = session.app
+    live = await app.cache.get(msg.gid, fresh=True) if app.store.game_keys(msg.gid) else None
+    if live is None or live.record.player != session.player:
+        await session.error(p.NOT_FOUND, "no such game", msg.id)
+        return
+    await session.send(live.state(app.clock.now_ms(), msg.id))
+
+
+async def _play(session: Session, gid: str, re: int | None, n: int | None, move: str) -> None:
+    """A move (`n` given) or a resignation (`n` None) on one of the player's games."""
+    app, player = session.app, session.player
+    if app.store.game_keys(gid) is None:
+        await session.error(p.NOT_FOUND, "no such game", re)
+        return
+    async with app.cache.lock(gid):
+        for _ in range(4):
+            live = await app.cache.get(gid)
+            if live is None or live.record.player != player:
+                await session.error(p.NOT_FOUND, "no such game", re)
+                return
+            now = app.clock.now_ms()
+            decision = (
+                decide_move(live, n, move, now) if n is not None else decide_resign(live, now)
+            )
+            if isinstance(decision, Retransmission):
+                fresh = await app.cache.get(gid, fresh=True)
+                assert fresh is not None
+                await session.send(fresh.state(app.clock.now_ms(), re))
+                return
+            if isinstance(decision, Refusal):
+                app.metrics.moves_rejected.labels(decision.code).inc()
+                await session.error(decision.code, decision.msg, re)
+                if decision.time_up:
+                    await app.game_time_up(live.record)
+                return
+            record = decision.record if isinstance(decision, Applied) else decision
+            state = LiveGame(record, live.game, live.move_list).state(now)
+            if move:
+                state.n = len(live.move_list) + 1
+            events = [Event(to=[record.player], frames=[p.encode(state)], skip=session.uid)]
+            if record.kind == "race":
+                seats = await app.race_players(record.race)
+                progress = LiveGame(record, live.game).progress(now)
+                events.append(Event(to=seats, frames=[p.encode(progress)]))
+            try:
+                outcome = await app.store.write_game(
+                    record, move, n if n is not None else -1, now, encode_events(events)
+                )
+            except StoreUnavailable as exc:
+                app.cache.evict(gid)
+                log.warning("game %s of player %s: store failed: %s", gid, player, exc)
+                await session.error(p.UNAVAILABLE, "the store is unavailable; resend", re)
+                return
+            if outcome.status == 1:
+                live.record = record
+                if move:
+                    live.move_list.append(move)
+                    app.metrics.moves_accepted.inc()
+                else:
+                    log.info("game %s: player %s resigned", gid, player)
+                state.re = re
+                await session.send(state)
+                await app.hub.deliver(events)
+                if record.finished:
+                    await app.game_finished(record)
+                return
+            # The stored game moved on (another process, or its race closed): decide again.
+            app.cache.evict(gid)
+            if outcome.status == -1:
+                await session.error(p.NOT_FOUND, "no such game", re)
+                return
+    await session.error(p.UNAVAILABLE, "the game kept changing; resend", re)
