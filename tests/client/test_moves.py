@@ -61,7 +61,7 @@ def test_completions_filter_by_prefix() -> None:
 
 
 def test_known_winning_line_replays_to_a_win() -> None:
-    from lines import QUATORZE_SEED, QUATORZE_WIN
+    from client_deals import QUATORZE_SEED, QUATORZE_WIN
 
     game = engine.replay("quatorze", QUATORZE_SEED, QUATORZE_WIN)
     assert game.won and game.score == 52 and game.moves == 26

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from conftest import ServerProcess, Terminal
-from lines import QUATORZE_SEED, QUATORZE_WIN
+from client_deals import QUATORZE_SEED, QUATORZE_WIN
+from client_harness import ServerProcess, Terminal
 
 CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{6})")
 

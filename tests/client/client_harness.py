@@ -1,0 +1,135 @@
+"""Helpers for driving the real `solitaire` program in a real terminal (tmux) against
+a real server process.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+SOLITAIRE = str(Path(sys.executable).with_name("solitaire"))
+WAIT_S = 15.0
+
+
+class Terminal:
+    """One program in an 80x24 tmux pane: type into it, read the screen."""
+
+    def __init__(self, socket: Path, name: str, argv: list[str], env: dict[str, str]) -> None:
+        self.socket = socket
+        self.name = name
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        # Keep the pane after the program ends, so its last words can be read.
+        command = f"env {exports} {shlex.join(argv)}; echo '[exited '$?']'; sleep 600"
+        self._tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", command)
+
+    def _tmux(self, *args: str) -> str:
+        out = subprocess.run(
+            ["tmux", "-S", str(self.socket), *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout
+
+    def type(self, text: str) -> None:
+        self._tmux("send-keys", "-t", self.name, "-l", text)
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", self.name, *keys)
+
+    def enter(self, text: str = "") -> None:
+        if text:
+            self.type(text)
+        self.keys("Enter")
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", self.name)
+
+    def wait_for(self, pattern: str, timeout: float = WAIT_S) -> re.Match[str]:
+        """Wait until the screen matches the regular expression; fail with the screen shown."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern, re.MULTILINE)
+        while True:
+            screen = self.screen()
+            match = regex.search(screen)
+            if match:
+                return match
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {pattern!r} on the screen:\n{screen}")
+            time.sleep(0.1)
+
+    def wait_until(self, check: Callable[[str], bool], what: str, timeout: float = WAIT_S) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if check(screen):
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited for {what}; the screen:\n{screen}")
+            time.sleep(0.1)
+
+
+SERVER = str(Path(sys.executable).with_name("solitaire-server"))
+
+
+class ServerProcess:
+    """A real `solitaire-server` on a free port, which a test may kill and start again
+    (same port, same Redis namespace: the games survive, as in production)."""
+
+    def __init__(self, redis_url: str, namespace: str, data_dir: Path) -> None:
+        self.redis_url = redis_url
+        self.namespace = namespace
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "REDIS_URL": self.redis_url,
+            "SOLITAIRE_NAMESPACE": self.namespace,
+            "SOLITAIRE_PORT": str(self.port),
+            "SOLITAIRE_HOST": "127.0.0.1",
+            "SOLITAIRE_DATA_DIR": str(self.data_dir),
+            "SOLITAIRE_LOG_LEVEL": "INFO",
+        }
+        log = (self.data_dir / "server.log").open("ab")
+        self.proc = subprocess.Popen(
+            [SERVER], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+        )
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"the server did not become healthy: {self.log_tail()}")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def log_tail(self) -> str:
+        return (self.data_dir / "server.log").read_text(errors="replace")[-3000:]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
