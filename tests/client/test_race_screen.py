@@ -23,7 +23,7 @@ def open_race(
     assert f"solitaire race join {code}" in alice.screen()
     bob = terminals("bob", "race", "join", code, "--server", server.url, "--name", "bob")
     bob.wait_for(r"Waiting for the host to start")
-    alice.wait_for(r"^\s+bob$")
+    alice.wait_for(r"^  bob\s+│")
     alice.enter()  # the host starts with a key
     for player in (alice, bob):
         player.wait_for(r"\[ J♦\]")  # deal 1's first cell
