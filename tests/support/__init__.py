@@ -1,0 +1,1 @@
+"""Helpers shared by test folders: real server processes and a small WebSocket client."""

@@ -1,0 +1,185 @@
+"""Start real `solitaire-server` processes for tests, on free ports.
+
+    server = ServerProcess(redis_url=url, namespace=ns, data_dir=tmp_path)
+    server.start()           # waits until GET /healthz answers 200
+    server.ws_url            # ws://127.0.0.1:PORT/ws
+    server.kill()            # SIGKILL;  server.stop() is SIGTERM and waits
+    server.start()           # again, same port, same store
+
+`redis_url=None` runs the server with no REDIS_URL: it starts its embedded
+valkey-server in `data_dir`. `ServerFactory` starts several and stops them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_command() -> list[str]:
+    script = Path(sys.executable).parent / "solitaire-server"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "server"]
+
+
+@dataclass
+class ServerProcess:
+    redis_url: str | None
+    namespace: str
+    data_dir: Path
+    port: int = 0
+    env: dict[str, str] = field(default_factory=dict)  # extra SOLITAIRE_* settings
+    args: list[str] = field(default_factory=list)
+    proc: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / f"server-{self.port}.log"
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def start(self, timeout: float = 30.0) -> ServerProcess:
+        if not self.port:
+            self.port = free_port()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")}
+        env.pop("REDIS_URL", None)
+        if self.redis_url:
+            env["REDIS_URL"] = self.redis_url
+        env.update(
+            {
+                "SOLITAIRE_NAMESPACE": self.namespace,
+                "SOLITAIRE_DATA_DIR": str(self.data_dir),
+                "SOLITAIRE_LOG_LEVEL": "INFO",
+                **self.env,
+            }
+        )
+        self.starts += 1
+        log = self.log_path.open("ab")
+        log.write(f"---- start #{self.starts}\n".encode())
+        log.flush()
+        self.proc = subprocess.Popen(
+            [*server_command(), "--host", "127.0.0.1", "--port", str(self.port), *self.args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        self.wait_healthy(timeout)
+        return self
+
+    def health(self) -> int | None:
+        try:
+            with urllib.request.urlopen(self.http_url + "/healthz", timeout=2) as r:
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
+        except OSError:
+            return None
+
+    def wait_healthy(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log_text()}")
+            if self.health() == 200:
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"server not healthy after {timeout}s:\n{self.log_text()}")
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        """SIGTERM and wait; returns the exit code."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        return proc.returncode
+
+    def kill(self) -> None:
+        """SIGKILL: no chance to clean up."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+@dataclass
+class ServerFactory:
+    """Starts servers sharing one store (same Redis URL, namespace and data dir)."""
+
+    redis_url: str | None
+    namespace: str
+    data_dir: Path
+    servers: list[ServerProcess] = field(default_factory=list)
+
+    def start(
+        self, env: dict[str, str] | None = None, args: list[str] | None = None
+    ) -> ServerProcess:
+        server = ServerProcess(
+            self.redis_url,
+            self.namespace,
+            self.data_dir,
+            env=dict(env or {}),
+            args=list(args or []),
+        )
+        self.servers.append(server)
+        return server.start()
+
+    def stop_all(self) -> None:
+        for server in self.servers:
+            with contextlib.suppress(Exception):
+                server.stop()
+
+
+def delete_namespace(redis_url: str, namespace: str) -> None:
+    """Remove every key of a test namespace (keys start with `{namespace:`)."""
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        batch = []
+        for key in client.scan_iter(match="{" + namespace + ":*", count=1000):
+            batch.append(key)
+            if len(batch) >= 500:
+                client.delete(*batch)
+                batch.clear()
+        if batch:
+            client.delete(*batch)
+    finally:
+        client.close()
