@@ -4,16 +4,20 @@ a real server process.
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import re
 import shlex
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 SOLITAIRE = str(Path(sys.executable).with_name("solitaire"))
 WAIT_S = 15.0
@@ -133,3 +137,63 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+class Bot:
+    """`solitaire --plain ...` on pipes: write lines to it, read its JSON lines."""
+
+    def __init__(self, config_home: Path, *args: str) -> None:
+        config_home.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, "XDG_CONFIG_HOME": str(config_home)}
+        self.proc = subprocess.Popen(
+            [SOLITAIRE, "--plain", *args],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def close_input(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+
+    def next(self, kind: str | None = None, timeout: float = WAIT_S) -> dict[str, Any]:
+        """The next JSON object (of type `kind`, skipping others)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                seen = self.seen
+                raise AssertionError(f"no {kind or 'line'} in {timeout} s; saw {seen}") from None
+            if line is None:
+                stderr = self.proc.stderr.read() if self.proc.stderr else ""
+                raise AssertionError(f"the bot exited before a {kind}; stderr: {stderr}")
+            message = json.loads(line)
+            self.seen.append(message)
+            if kind is None or message.get("t") == kind:
+                return message
+
+    def wait(self, timeout: float = WAIT_S) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()

@@ -1,0 +1,83 @@
+"""`--plain` mode, used the way a bot uses it: moves on stdin, JSON lines on stdout."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from client_deals import QUATORZE_SEED, QUATORZE_WIN
+from client_harness import Bot, ServerProcess
+
+
+@pytest.fixture
+def bots(tmp_path: Path) -> Iterator[list[Bot]]:
+    started: list[Bot] = []
+    yield started
+    for bot in started:
+        bot.kill()
+
+
+def test_two_bots_race_and_the_winner_checks_each_move_against_legal(
+    server: ServerProcess, bots: list[Bot], tmp_path: Path
+) -> None:
+    host = Bot(tmp_path / "host", "--server", server.url, "--name", "hostbot",
+               "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
+    bots.append(host)
+    code = host.next("created")["race"]
+    guest = Bot(tmp_path / "guest", "--server", server.url, "--name", "guestbot",
+                "race", "join", code)  # fmt: skip
+    bots.append(guest)
+    lobby = guest.next("lobby")
+    assert {p["name"] for p in lobby["players"]} == {"hostbot", "guestbot"}
+    while len(host.next("lobby")["players"]) < 2:
+        pass
+    # The guest's move waits for the start; the host starts the race.
+    guest.send("resign")
+    host.send("start")
+    assert host.next("start")["race"] == code
+    state = host.next("state")
+    assert state["n"] == 0 and state["kind"] == "race" and state["race"] == code
+    # An illegal move: the server's reason comes back, and no state changes.
+    host.send("c0-c1")
+    error = host.next("error")
+    assert error["code"] == "illegal_move" and error["msg"]
+    for n, move in enumerate(QUATORZE_WIN):
+        assert move in state["legal"], (n, move, state["legal"])
+        host.send(move)
+        state = host.next("state")
+        assert state["n"] == n + 1
+    assert state["won"] and state["finished"] and state["score"] == 52
+    assert state["legal"] == []
+    for bot in (host, guest):
+        result = bot.next("result", timeout=20)
+        assert result["seed"] == QUATORZE_SEED
+        ranks = [(s["rank"], s["name"], s["won"], s["resigned"]) for s in result["standings"]]
+        assert ranks == [(1, "hostbot", True, False), (2, "guestbot", False, True)]
+    # The guest saw the host's progress as it happened.
+    progress = [m for m in guest.seen if m["t"] == "progress" and m["name"] == "hostbot"]
+    assert [m["moves"] for m in progress][-1] == 26
+    host.close_input()
+    guest.close_input()
+    assert host.wait() == 0 and guest.wait() == 0
+
+
+def test_a_bot_reads_short_forms_and_is_told_when_a_line_is_not_a_move(
+    server: ServerProcess, bots: list[Bot], tmp_path: Path
+) -> None:
+    host = Bot(tmp_path / "host", "--server", server.url, "--name", "solo",
+               "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
+    bots.append(host)
+    code = host.next("created")["race"]
+    guest = Bot(tmp_path / "guest", "--server", server.url, "race", "join", code)
+    bots.append(guest)
+    guest.next("lobby")
+    host.send("start")
+    host.next("state")
+    host.send("c2")  # two pairs hold c2: nothing is sent
+    notice = host.next("notice")
+    assert "c2-c4" in notice["msg"] and "c2-c7" in notice["msg"]
+    host.send("c0")  # one pair holds c0
+    assert host.next("state")["n"] == 1
+    host.send("what?")
+    assert "not a move" in host.next("notice")["msg"]
