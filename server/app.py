@@ -92,7 +92,9 @@ class App:
         cfg = self.config
         await self.store.open()
         secret = await self.store.secret(cfg.secret)
-        self.daily = DailyService(self.store, secret.encode(), self.clock.now_s, engine.GAMES)
+        self.daily = DailyService(
+            self.store, secret.encode(), self.clock.now_s, engine.GAMES, self.metrics
+        )
         await self.bus.start()
         routes = HttpRoutes(health=self.store.ping, metrics=self.metrics, daily=self.daily)
         loop = asyncio.get_running_loop()

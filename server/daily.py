@@ -12,11 +12,14 @@ import hashlib
 import hmac
 import logging
 import re
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import engine
 from server import protocol as p
-from server.games import GameRecord
+from server.bus import Event, encode_events
+from server.games import GameRecord, LiveGame
 from server.keys import daily_gid
 from server.leaderboard import (
     ALL_TIME,
@@ -28,6 +31,10 @@ from server.leaderboard import (
     Result,
 )
 from server.stats import GameStats, StatsStore
+
+if TYPE_CHECKING:
+    from server.http import Metrics
+    from server.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +126,10 @@ class DailyService:
         secret: bytes,
         clock: Callable[[], float],
         games: tuple[str, ...],
+        metrics: Metrics | None = None,
     ) -> None:
         self.store = store
+        self.metrics = metrics
         self.redis = store.redis
         self.keys = Keys(store.config.namespace)
         self.boards = LeaderboardStore(self.redis, self.keys)
@@ -140,39 +149,59 @@ class DailyService:
 
     # ------------------------------------------------------------ attempts
 
-    async def attempt(self, player: str, name: str, game: str, now_ms: int) -> GameRecord:
-        """Today's attempt of `player` at `game`: created now, or the unfinished one resumed."""
+    async def attempt(
+        self, player: str, name: str, game: str, now_ms: int
+    ) -> tuple[GameRecord, bool]:
+        """Today's attempt of `player` at `game`: (record, True) if created now, or the
+        unfinished one to resume (record, False). Refused once the attempt is finished."""
         date = utc_date(now_ms / 1000)
         gid = daily_gid(date.isoformat(), game, player)
         loaded = await self.store.load_game(gid)
         if loaded is None:
             if await self.boards.has_entry(game, date.isoformat(), player):
                 raise DailyRefused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
-            ends = int(day_start_s(date) * 1000) + DAY_MS
-            record = GameRecord(
-                gid=gid,
-                kind="daily",
-                game=game,
-                seed=self.seed(game, date),
-                player=player,
-                name=name,
-                date=date.isoformat(),
-                started_at_ms=now_ms,
-                ends_at_ms=ends,
-            )
+            record = self._new_record(gid, player, name, game, date, now_ms)
             # Indexed first, so that the sweeper ranks it at midnight whatever happens next.
-            await self.redis.zadd(self.keys.open_attempts(), {gid: ends})
+            await self.redis.zadd(self.keys.open_attempts(), {gid: record.ends_at_ms})
             if await self.store.create_game(record):
                 await self.store.add_player_game(player, gid)
+                if self.metrics is not None:
+                    self.metrics.daily_started.labels(game).inc()
                 log.info("daily attempt started: player=%s game=%s date=%s", player, game, date)
-                return record
+                if record.finished:  # a deal with no move at all: ranked as it stands
+                    await self.finished(record)
+                return record, True
             loaded = await self.store.load_game(gid)  # made meanwhile by another connection
             if loaded is None:
                 raise DailyRefused(p.UNAVAILABLE, "could not start the daily attempt; try again")
         record = loaded[0]
         if record.finished:
             raise DailyRefused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
-        return record
+        return record, False
+
+    def _new_record(
+        self, gid: str, player: str, name: str, game: str, date: dt.date, now_ms: int
+    ) -> GameRecord:
+        seed = self.seed(game, date)
+        start = engine.new_game(game, seed)  # the deal's own score (Doublets starts at 1)
+        over = bool(start.over)
+        return GameRecord(
+            gid=gid,
+            kind="daily",
+            game=game,
+            seed=seed,
+            player=player,
+            name=name,
+            date=date.isoformat(),
+            started_at_ms=now_ms,
+            ends_at_ms=int(day_start_s(date) * 1000) + DAY_MS,
+            score=int(start.score),
+            moves=int(start.moves),
+            won=bool(start.won),
+            over=over,
+            finished=over,
+            finished_at_ms=now_ms if over else 0,
+        )
 
     def result_of(self, record: GameRecord) -> Result:
         end = record.finished_at_ms or record.ends_at_ms
@@ -196,6 +225,8 @@ class DailyService:
         seq = await self.boards.record_day(record.game, record.date, result)
         await self.stats.record(record.game, date, result)
         await self.redis.zrem(self.keys.open_attempts(), record.gid)
+        if seq and self.metrics is not None:
+            self.metrics.daily_finished.labels(record.game).inc()
         if seq:
             log.info(
                 "daily ranked: player=%s game=%s date=%s score=%d moves=%d time_ms=%d",
@@ -238,13 +269,24 @@ class DailyService:
         if status < 0 or loaded is None:
             await self.redis.zrem(self.keys.open_attempts(), gid)
             return None
-        record = loaded[0]
+        record, moves = loaded
         await self.finished(record)
-        if status == 1:
-            log.info("daily attempt closed at the end of its day: player=%s game=%s date=%s",
-                     record.player, record.game, record.date)  # fmt: skip
-            return record
-        return None
+        if status != 1:
+            return None
+        log.info("daily attempt closed at the end of its day: player=%s game=%s date=%s",
+                 record.player, record.game, record.date)  # fmt: skip
+        await self._announce(record, moves)
+        return record
+
+    async def _announce(self, record: GameRecord, moves: list[str]) -> None:
+        """Send the closed attempt's final `state` to the player's connections, wherever they
+        are (best effort: a client that misses it sees `finished` on its next request)."""
+        state = LiveGame.replay(record, moves).state(record.ends_at_ms)
+        payload = encode_events([Event(to=[record.player], frames=[p.encode(state)])])
+        store_keys = self.store.keys
+        for inst in await self.redis.smembers(store_keys.player_interest(record.player)):
+            name = inst.decode() if isinstance(inst, bytes) else inst
+            await self.redis.publish(store_keys.instance_channel(name), payload)
 
     async def _ends_at(self, meta_key: str) -> int:
         return int(await self.redis.hget(meta_key, "ends_at_ms") or 0)
@@ -280,9 +322,12 @@ class DailyService:
     async def leaderboard(
         self, game: str, date_text: str | None, limit: int | None, asker: str, around_me: bool
     ) -> LeaderboardReply:
+        start = time.perf_counter()
         found = await self.find_board(
             game, date_text, limit=limit or DEFAULT_LIMIT, asker=asker, around_me=around_me
         )
+        if self.metrics is not None:  # one round trip to the store: a latency sample
+            self.metrics.redis_latency.observe(time.perf_counter() - start)
         if isinstance(found, str):
             code = p.BAD_REQUEST if found.startswith("bad date") else p.NOT_FOUND
             raise DailyRefused(code, found)
@@ -307,3 +352,49 @@ class DailyService:
             raise DailyRefused(p.NOT_FOUND, "no such player")
         _, per_game = await self.stats.player_stats(self.games, player, self.today())
         return StatsReply(player=player, name=name, games=per_game)
+
+
+# ---------------------------------------------------------------- request handlers
+# Registered in server/handlers.py's dispatch table.
+
+
+async def handle_daily(session: Session, msg: p.Daily) -> None:
+    app, player = session.app, session.player
+    assert player is not None and session.name is not None and app.daily is not None
+    try:
+        record, _created = await app.daily.attempt(
+            player, session.name, msg.game, app.clock.now_ms()
+        )
+    except DailyRefused as refused:
+        await session.error(refused.code, refused.msg, msg.id)
+        return
+    live = await app.cache.get(record.gid, fresh=True)
+    if live is None:
+        await session.error(p.UNAVAILABLE, "the daily attempt could not be loaded", msg.id)
+        return
+    await session.send(live.state(app.clock.now_ms(), msg.id))
+
+
+async def handle_leaderboard(session: Session, msg: p.Leaderboard) -> None:
+    app, player = session.app, session.player
+    assert player is not None and app.daily is not None
+    try:
+        reply = await app.daily.leaderboard(msg.game, msg.date, msg.limit, player, msg.around_me)
+    except DailyRefused as refused:
+        await session.error(refused.code, refused.msg, msg.id)
+        return
+    app.metrics.leaderboard_requests.labels("ws").inc()
+    reply.re = msg.id
+    await session.send(reply)
+
+
+async def handle_stats(session: Session, msg: p.Stats) -> None:
+    app, player = session.app, session.player
+    assert player is not None and app.daily is not None
+    try:
+        reply = await app.daily.player_stats(msg.player or player)
+    except DailyRefused as refused:
+        await session.error(refused.code, refused.msg, msg.id)
+        return
+    reply.re = msg.id
+    await session.send(reply)

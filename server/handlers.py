@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import engine
+from server import daily, races
 from server import protocol as p
-from server import races
 from server.bus import Event, encode_events
 from server.games import (
     Applied,
@@ -48,6 +48,9 @@ def build_handlers() -> dict[type[p.Request], Handler]:
         p.Move: handle_move,
         p.Get: handle_get,
         p.Resign: handle_resign,
+        p.Daily: daily.handle_daily,
+        p.Leaderboard: daily.handle_leaderboard,
+        p.Stats: daily.handle_stats,
     }
 
 

@@ -168,6 +168,11 @@ class HttpRoutes:
                 return text(200, "ok")
             return text(503, "store unreachable")
         if path == "/metrics":
+            start = time.perf_counter()
+            if await self.health():
+                rtt = time.perf_counter() - start
+                self.metrics.redis_ping.set(rtt)
+                self.metrics.redis_latency.observe(rtt)
             if self.on_scrape is not None:
                 await self.on_scrape()
             return _response(200, self.metrics.render(), CONTENT_TYPE_LATEST)
@@ -227,12 +232,3 @@ def _redirect(location: str) -> Response:
     return _response(
         302, f"see {location}\n".encode(), "text/plain; charset=utf-8", {"Location": location}
     )
-
-
-async def timed(metrics: Metrics, op: Awaitable[Any]) -> Any:
-    """Await a store operation, recording its round trip in the Redis latency histogram."""
-    start = time.perf_counter()
-    try:
-        return await op
-    finally:
-        metrics.redis_latency.observe(time.perf_counter() - start)

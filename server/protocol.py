@@ -56,6 +56,7 @@ MaxPlayers = Annotated[int, Meta(ge=2, le=16)]
 TimeLimit = Annotated[int, Meta(ge=30, le=7200)]
 DateText = Annotated[str, Meta(min_length=1, max_length=16)]
 Limit = Annotated[int, Meta(ge=1, le=100)]
+PlayerId = Annotated[str, Meta(min_length=1, max_length=32)]
 
 
 def _check_game(game: str) -> None:
@@ -131,10 +132,14 @@ class Leaderboard(Request, tag="leaderboard"):
         _check_game(self.game)
 
 
+class Stats(Request, tag="stats"):
+    player: PlayerId | None = None  # default: the asker
+
+
 # Every request type the server decodes; the daily helper's messages are listed
 # here too (their handlers are registered in server/handlers.py).
 REQUEST_TYPES: tuple[type[Request], ...] = (
-    Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard,
+    Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
 )  # fmt: skip
 
 
