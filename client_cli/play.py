@@ -22,6 +22,7 @@ from client_cli.session import GameSession
 log = logging.getLogger(__name__)
 
 AROUND_ME_LIMIT = 11
+QUIT_WORDS = ("quit", "q", "exit")
 
 HELP = (
     "Moves: t3-f, w-r2, c3-c8, deal (d). Short forms: a pile alone (t3) when one move "
@@ -62,6 +63,10 @@ class Play:
                 await task
 
     def submit(self, text: str) -> None:
+        # Leaving must not wait behind a move held up by a dropped connection.
+        if text.strip().lower() in QUIT_WORDS:
+            self.leave.set()
+            return
         self.inputs.put_nowait(text)
 
     async def idle(self) -> None:
@@ -151,7 +156,7 @@ class Play:
     async def handle(self, text: str) -> None:
         session = self.session
         word = text.strip().lower()
-        if word in ("quit", "q", "exit"):
+        if word in QUIT_WORDS:
             self.leave.set()
             return
         if word in ("help", "?", "h"):

@@ -9,12 +9,10 @@ import os
 import queue
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -79,64 +77,6 @@ class Terminal:
             if time.monotonic() > deadline:
                 raise AssertionError(f"waited for {what}; the screen:\n{screen}")
             time.sleep(0.1)
-
-
-SERVER = str(Path(sys.executable).with_name("solitaire-server"))
-
-
-class ServerProcess:
-    """A real `solitaire-server` on a free port, which a test may kill and start again
-    (same port, same Redis namespace: the games survive, as in production)."""
-
-    def __init__(self, redis_url: str, namespace: str, data_dir: Path) -> None:
-        self.redis_url = redis_url
-        self.namespace = namespace
-        self.data_dir = data_dir
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    def start(self) -> None:
-        env = {
-            **os.environ,
-            "REDIS_URL": self.redis_url,
-            "SOLITAIRE_NAMESPACE": self.namespace,
-            "SOLITAIRE_PORT": str(self.port),
-            "SOLITAIRE_HOST": "127.0.0.1",
-            "SOLITAIRE_DATA_DIR": str(self.data_dir),
-            "SOLITAIRE_LOG_LEVEL": "INFO",
-        }
-        log = (self.data_dir / "server.log").open("ab")
-        self.proc = subprocess.Popen(
-            [SERVER], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
-        )
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.log_tail()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"the server did not become healthy: {self.log_tail()}")
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def log_tail(self) -> str:
-        return (self.data_dir / "server.log").read_text(errors="replace")[-3000:]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Bot:

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from client_harness import SOLITAIRE, ServerProcess, Terminal
+from client_harness import SOLITAIRE, Terminal
+from support.server_proc import ServerFactory, ServerProcess, delete_namespace
 
 
 @pytest.fixture
@@ -45,10 +46,14 @@ def terminals(tmp_path: Path) -> Iterator[Callable[..., Terminal]]:
 
 
 @pytest.fixture
-def server(redis_url: str, redis_namespace: str, tmp_path: Path) -> Iterator[ServerProcess]:
-    data = tmp_path / "server"
-    data.mkdir()
-    proc = ServerProcess(redis_url, redis_namespace, data)
-    proc.start()
-    yield proc
-    proc.kill()
+def servers(redis_url: str, redis_namespace: str, tmp_path: Path) -> Iterator[ServerFactory]:
+    """Real server processes (the server helper's launcher) on the session's Redis."""
+    factory = ServerFactory(redis_url, redis_namespace, tmp_path / "server")
+    yield factory
+    factory.stop_all()
+    delete_namespace(redis_url, redis_namespace)
+
+
+@pytest.fixture
+def server(servers: ServerFactory) -> ServerProcess:
+    return servers.start()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from client_deals import QUATORZE_SEED, QUATORZE_WIN
-from client_harness import Bot, ServerProcess
+from client_harness import Bot
+from support.server_proc import ServerProcess
 
 
 @pytest.fixture
@@ -21,11 +22,11 @@ def bots(tmp_path: Path) -> Iterator[list[Bot]]:
 def test_two_bots_race_and_the_winner_checks_each_move_against_legal(
     server: ServerProcess, bots: list[Bot], tmp_path: Path
 ) -> None:
-    host = Bot(tmp_path / "host", "--server", server.url, "--name", "hostbot",
+    host = Bot(tmp_path / "host", "--server", server.ws_url, "--name", "hostbot",
                "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
     bots.append(host)
     code = host.next("created")["race"]
-    guest = Bot(tmp_path / "guest", "--server", server.url, "--name", "guestbot",
+    guest = Bot(tmp_path / "guest", "--server", server.ws_url, "--name", "guestbot",
                 "race", "join", code)  # fmt: skip
     bots.append(guest)
     lobby = guest.next("lobby")
@@ -65,11 +66,11 @@ def test_two_bots_race_and_the_winner_checks_each_move_against_legal(
 def test_a_bot_reads_short_forms_and_is_told_when_a_line_is_not_a_move(
     server: ServerProcess, bots: list[Bot], tmp_path: Path
 ) -> None:
-    host = Bot(tmp_path / "host", "--server", server.url, "--name", "solo",
+    host = Bot(tmp_path / "host", "--server", server.ws_url, "--name", "solo",
                "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
     bots.append(host)
     code = host.next("created")["race"]
-    guest = Bot(tmp_path / "guest", "--server", server.url, "race", "join", code)
+    guest = Bot(tmp_path / "guest", "--server", server.ws_url, "race", "join", code)
     bots.append(guest)
     guest.next("lobby")
     host.send("start")

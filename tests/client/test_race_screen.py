@@ -8,7 +8,8 @@ import re
 from collections.abc import Callable
 
 from client_deals import QUATORZE_SEED, QUATORZE_WIN
-from client_harness import ServerProcess, Terminal
+from client_harness import Terminal
+from support.server_proc import ServerProcess
 
 CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{6})")
 
@@ -17,11 +18,11 @@ def open_race(
     terminals: Callable[..., Terminal], server: ServerProcess
 ) -> tuple[Terminal, Terminal, str]:
     """alice creates a Quatorze race on deal 1, bob joins, alice starts it."""
-    alice = terminals("alice", "--server", server.url, "--name", "alice",
+    alice = terminals("alice", "--server", server.ws_url, "--name", "alice",
                       "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
     code = alice.wait_for(CODE.pattern).group(1)
     assert f"solitaire race join {code}" in alice.screen()
-    bob = terminals("bob", "race", "join", code, "--server", server.url, "--name", "bob")
+    bob = terminals("bob", "race", "join", code, "--server", server.ws_url, "--name", "bob")
     bob.wait_for(r"Waiting for the host to start")
     alice.wait_for(r"^  bob\s+│")
     alice.enter()  # the host starts with a key
