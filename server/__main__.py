@@ -20,6 +20,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.info("settings: %s", config.describe())
     embedded: EmbeddedRedis | None = None
     url = config.redis_url
+    if config.redis_cluster and not url:
+        log.error("SOLITAIRE_REDIS_CLUSTER=1 needs REDIS_URL naming a node of the cluster")
+        return 2
     if not url:
         embedded = EmbeddedRedis(data_dir=config.data_dir / "valkey")
         try:

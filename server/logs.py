@@ -23,7 +23,8 @@ class JsonFormatter(logging.Formatter):
 
 
 def setup(level: str, fmt: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    # stdout: where container runtimes and process supervisors collect a service's log.
+    handler = logging.StreamHandler(sys.stdout)
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:

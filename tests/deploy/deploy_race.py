@@ -1,0 +1,274 @@
+"""Server processes and race-playing clients for the deploy tests (cluster, rolling restarts).
+
+`ServerProcess` runs the real `solitaire-server` console script on a free port. `Player` is a
+protocol-v1 client over real WebSockets that does what a good client does when an instance goes
+away: on close 1001 (or a refused connection) it reconnects to the next instance, says `hello`
+with its token, and resends an unanswered request; a resent move is recognised by the server as
+a retransmission. Every move it saw acknowledged (a `state` reply) is recorded, so a test can
+compare them with what the store holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import websockets
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+
+import engine
+
+SERVER = str(Path(sys.executable).with_name("solitaire-server"))
+START_TIMEOUT_S = 60.0
+RECONNECT_TIMEOUT_S = 60.0
+
+
+@dataclass
+class ServerProcess:
+    """One `solitaire-server` on a fixed port, restartable on that port."""
+
+    port: int
+    env: dict[str, str]
+    log_dir: Path
+    process: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def start(self) -> ServerProcess:
+        self.starts += 1
+        env = {**os.environ, **self.env, "SOLITAIRE_PORT": str(self.port)}
+        log = open(self.log_dir / f"server-{self.port}-{self.starts}.log", "wb")  # noqa: SIM115
+        with log:
+            self.process = subprocess.Popen(
+                [SERVER], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
+        self.wait_healthy()
+        return self
+
+    def healthz(self) -> int:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5) as r:
+                return r.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    def wait_healthy(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise AssertionError(
+                    f"server exited with {self.process.returncode}:\n{self.logs()}"
+                )
+            try:
+                if self.healthz() == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"server on {self.port} never became healthy:\n{self.logs()}")
+
+    def terminate(self, timeout: float = 30.0) -> int:
+        """SIGTERM, as `docker stop` sends; returns the exit code."""
+        proc, self.process = self.process, None
+        if proc is None or proc.poll() is not None:
+            return proc.returncode if proc else 0
+        proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise AssertionError(f"server on {self.port} ignored SIGTERM for {timeout} s") from None
+
+    def logs(self) -> str:
+        return "\n".join(
+            p.read_text(errors="replace")
+            for p in sorted(self.log_dir.glob(f"server-{self.port}-*"))
+        )
+
+
+class ProtocolError(AssertionError):
+    pass
+
+
+@dataclass
+class Player:
+    name: str
+    urls: list[str]  # instances, tried in turn from `first`
+    first: int = 0
+    rng: random.Random = field(default_factory=random.Random)
+    token: str | None = None
+    player: str | None = None
+    ws: Any = None
+    states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    acked: dict[str, list[str]] = field(default_factory=dict)  # gid -> acknowledged moves
+    events: list[dict[str, Any]] = field(default_factory=list)
+    close_codes: list[int | None] = field(default_factory=list)
+    connects: list[str] = field(default_factory=list)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _turn: int = 0
+
+    # -- connection
+
+    async def connect(self) -> None:
+        """Connect to the next reachable instance and say hello (with our token after the first)."""
+        deadline = time.monotonic() + RECONNECT_TIMEOUT_S
+        while True:
+            url = self.urls[(self.first + self._turn) % len(self.urls)]
+            self._turn += 1
+            try:
+                ws = await websockets.connect(url, open_timeout=5, max_size=2**20)
+            except (OSError, InvalidHandshake, InvalidStatus, TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+                continue
+            hello: dict[str, Any] = {"t": "hello", "v": 1, "name": self.name, "id": 0}
+            if self.token:
+                hello["token"] = self.token
+            try:
+                await ws.send(msgpack.packb(hello))
+                welcome = await self._reply(ws, 0)
+            except ConnectionClosed as exc:
+                self.close_codes.append(exc.rcvd.code if exc.rcvd else None)
+                await asyncio.sleep(0.05)
+                continue
+            if welcome["t"] != "welcome":
+                raise ProtocolError(f"hello answered with {welcome}")
+            self.token, self.player, self.ws = welcome["token"], welcome["player"], ws
+            self.connects.append(url)
+            for state in welcome["active"]:
+                self.states[state["gid"]] = state
+            return
+
+    async def _reply(self, ws: Any, rid: int) -> dict[str, Any]:
+        while True:
+            msg = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 30))
+            if msg.get("re") == rid:
+                return msg
+            self._event(msg)
+
+    def _event(self, msg: dict[str, Any]) -> None:
+        self.events.append(msg)
+        if msg["t"] == "state":
+            known = self.states.get(msg["gid"])
+            if known is None or msg["n"] >= known["n"]:
+                self.states[msg["gid"]] = msg
+
+    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Send and await the reply; across a close, reconnect and send it again."""
+        while True:
+            if self.ws is None:
+                await self.connect()
+            rid = next(self._ids)
+            try:
+                await self.ws.send(msgpack.packb({**msg, "id": rid}))
+                reply = await self._reply(self.ws, rid)
+            except ConnectionClosed as exc:
+                self.close_codes.append(exc.rcvd.code if exc.rcvd else None)
+                self.ws = None
+                continue
+            if reply["t"] == "error" and reply["code"] == "unavailable":
+                await asyncio.sleep(0.1)  # the store or the instance is busy: try again
+                continue
+            if reply["t"] == "state":
+                self._event({k: v for k, v in reply.items() if k != "re"})
+            return reply
+
+    async def wait_for(self, predicate: Any, timeout: float = 30) -> dict[str, Any]:
+        """The first event (already received or next) for which predicate holds."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            for msg in self.events[seen:]:
+                if predicate(msg):
+                    return msg
+            seen = len(self.events)
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.name}: event not seen; got {self.events[-5:]}")
+            if self.ws is None:
+                await self.connect()
+                continue
+            try:
+                self._event(msgpack.unpackb(await asyncio.wait_for(self.ws.recv(), 1)))
+            except TimeoutError:
+                pass
+            except ConnectionClosed as exc:
+                self.close_codes.append(exc.rcvd.code if exc.rcvd else None)
+                self.ws = None
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+            self.ws = None
+
+    # -- playing
+
+    async def move(self, gid: str, m: str) -> dict[str, Any]:
+        n = self.states[gid]["n"]
+        reply = await self.request({"t": "move", "gid": gid, "n": n, "m": m})
+        if reply["t"] != "state":
+            raise ProtocolError(f"{self.name}: move {m!r} at n={n} answered {reply}")
+        # Acknowledged: the server says it has stored the move, whatever happens next.
+        self.acked.setdefault(gid, []).append(m)
+        assert reply["n"] == n + 1, reply
+        return reply
+
+    async def play(self, gid: str, *, moves: int, pause_s: float, hold: asyncio.Event) -> None:
+        """Up to `moves` random legal moves; then, once `hold` is set, resign if still playing."""
+        made = 0
+        while True:
+            state = self.states[gid]
+            if state["finished"]:
+                return
+            legal = engine.legal_moves_from_view(state["view"]) if made < moves else []
+            if legal:
+                await self.move(gid, self.rng.choice(sorted(legal)))
+                made += 1
+                await asyncio.sleep(pause_s)
+            elif hold.is_set():
+                reply = await self.request({"t": "resign", "gid": gid})
+                if reply["t"] != "state" or not reply["finished"]:
+                    raise ProtocolError(f"{self.name}: resign answered {reply}")
+                return
+            else:
+                # Waiting, but still talking, so that a restart of our instance reaches us too.
+                reply = await self.request({"t": "get", "gid": gid})
+                assert reply["t"] == "state", reply
+                await asyncio.sleep(0.05)
+
+
+async def race_code(host: Player, game: str, seed: int) -> str:
+    created = await host.request({"t": "create", "game": game, "seed": seed, "max_players": 8})
+    assert created["t"] == "created", created
+    return created["race"]
+
+
+async def seat_and_start(host: Player, others: list[Player], code: str) -> dict[str, str]:
+    """Join everyone, start, and return each player's gid (from the `state` they are sent)."""
+    for p in others:
+        lobby = await p.request({"t": "join", "race": code})
+        assert lobby["t"] == "lobby", lobby
+    started = await host.request({"t": "start", "race": code})
+    assert started["t"] == "start", started
+    gids = {}
+    for p in [host, *others]:
+        state = await p.wait_for(lambda m: m["t"] == "state" and m.get("race") == code)
+        gids[p.name] = state["gid"]
+    return gids

@@ -1,0 +1,175 @@
+"""The server run exactly as the image runs it: the Dockerfile's entry point with the image's
+environment and nothing else, as an unprivileged user, in a data directory that user owns.
+
+Two things differ from a container, both forced by a shared test machine: the port is a free
+one instead of 8765 (SOLITAIRE_PORT, which the image also reads), and /opt/solitaire/bin is
+this checkout's virtualenv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from deploy_files import image_stages
+
+from server.embedded_redis import free_port
+
+NOBODY = 65534
+DOCKER_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+START_TIMEOUT_S = 60.0
+
+
+@dataclass
+class ImageRun:
+    process: subprocess.Popen[bytes]
+    port: int
+    env: dict[str, str]
+    data_dir: Path
+    log: Path
+
+    def healthz(self) -> int:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5) as r:
+                return r.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    def run_healthcheck(self) -> subprocess.CompletedProcess[str]:
+        """The image's HEALTHCHECK command, verbatim, in the image's environment."""
+        _options, argv = image_stages()[-1].healthcheck()
+        return subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=30)
+
+
+def image_environment(port: int, data_dir: Path) -> dict[str, str]:
+    """What a process in the container sees: the image's ENV on Docker's default PATH."""
+    venv_bin = str(Path(sys.executable).parent)
+    env = {"PATH": DOCKER_DEFAULT_PATH, "HOME": str(data_dir), "HOSTNAME": "solitaire-test"}
+    for key, value in image_stages()[-1].env().items():
+        env[key] = value.replace("$PATH", env["PATH"]).replace("/opt/solitaire/bin", venv_bin)
+    assert env["SOLITAIRE_DATA_DIR"] == "/data"
+    env["SOLITAIRE_DATA_DIR"] = str(data_dir)
+    env["SOLITAIRE_PORT"] = str(port)
+    return env
+
+
+def reachable_by_others(path: Path) -> bool:
+    """Whether a user other than the owner may enter every directory above `path`."""
+    return all(p.stat().st_mode & stat.S_IXOTH for p in path.resolve().parents)
+
+
+def as_unprivileged(argv: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return argv  # already unprivileged
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: cannot drop privileges")
+    drop = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    if not reachable_by_others(Path(sys.executable)):
+        # This machine's interpreter lives in root's home (the image's is in /usr/local):
+        # keep only the right to read and search files, never to write them.
+        drop += ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+    return [*drop, *argv]
+
+
+def process_uid(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[1])
+    raise AssertionError("no Uid line")
+
+
+@pytest.fixture
+def image_run() -> Iterator[ImageRun]:
+    stage = image_stages()[-1]
+    (entry,) = stage.all("ENTRYPOINT")
+    # The user's own directory, like the image's /data owned by its user; not under pytest's
+    # tmp_path, whose parents only root may enter.
+    data_dir = Path(tempfile.mkdtemp(prefix="solitaire-image-"))
+    if os.geteuid() == 0:
+        os.chown(data_dir, NOBODY, NOBODY)
+    port = free_port()
+    env = image_environment(port, data_dir)
+    command = entry.exec_form()
+    command[0] = shutil.which(command[0], path=env["PATH"]) or command[0]
+    log = Path(tempfile.mkdtemp(prefix="solitaire-image-log-")) / "stdout"
+    with open(log, "wb") as out, open(log.with_name("stderr"), "wb") as err:
+        process = subprocess.Popen(
+            as_unprivileged(command),
+            env=env,
+            cwd=data_dir,  # the image's WORKDIR
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+        )
+    run = ImageRun(process, port, env, data_dir, log)
+    try:
+        yield run
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        shutil.rmtree(data_dir, ignore_errors=True)
+        shutil.rmtree(log.parent, ignore_errors=True)
+
+
+def wait_healthy(run: ImageRun) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if run.process.poll() is not None:
+            raise AssertionError(
+                f"the server exited with {run.process.returncode}:\n"
+                + run.log.read_text()
+                + run.log.with_name("stderr").read_text()
+            )
+        try:
+            if run.healthz() == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("no 200 from /healthz:\n" + run.log.read_text())
+
+
+def test_server_runs_as_the_image_runs_it(image_run: ImageRun) -> None:
+    wait_healthy(image_run)
+    # Unprivileged, in its own data directory, with the embedded store living there.
+    assert process_uid(image_run.process.pid) != 0
+    if os.geteuid() == 0:
+        # The same user may not write outside its data directory (no leftover privileges).
+        target = image_run.log.parent / "x"
+        probe = subprocess.run(
+            as_unprivileged([sys.executable, "-c", f"open({str(target)!r}, 'w')"]),
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        assert probe.returncode != 0 and "PermissionError" in probe.stderr, probe.stderr
+    # The image's HEALTHCHECK, run as Docker would, agrees with /healthz.
+    check = image_run.run_healthcheck()
+    assert check.returncode == 0, check.stderr
+    # SIGTERM (`docker stop`) ends it cleanly and promptly.
+    image_run.process.send_signal(signal.SIGTERM)
+    assert image_run.process.wait(30) == 0
+    # Logs go to stdout as one JSON object per line (SOLITAIRE_LOG_FORMAT=json).
+    lines = [ln for ln in image_run.log.read_text().splitlines() if ln.strip()]
+    assert lines, "nothing logged on stdout"
+    records = [json.loads(ln) for ln in lines]
+    assert all(isinstance(r, dict) for r in records)
+    # Once the server is gone, the HEALTHCHECK fails, so Docker would notice.
+    assert image_run.run_healthcheck().returncode != 0
