@@ -1,0 +1,210 @@
+"""A race from create to result, and the rules of moves, over real WebSockets."""
+
+from __future__ import annotations
+
+import asyncio
+
+from helpers import close_all, seat_race
+from support.ws_client import Client
+
+import engine
+
+
+def expected_ranking(rows: list[dict]) -> list[tuple[int, str]]:
+    """PROTOCOL.md's ranking, written out independently of the server's code."""
+    order = sorted(rows, key=lambda r: (-r["score"], r["time_ms"], r["moves"]))
+    out, prev, rank = [], None, 0
+    for i, r in enumerate(order):
+        key = (r["score"], r["time_ms"], r["moves"])
+        if key != prev:
+            rank = i + 1
+        prev = key
+        out.append((rank, r["player"]))
+    return out
+
+
+async def test_three_player_race_from_create_to_result(server):
+    code, seats, states = await seat_race(server.ws_url, ["ann", "bob", "cat"], "quatorze", 7)
+    try:
+        # The same deal for all three: identical views, no seed anywhere before the result.
+        assert states[0]["view"] == states[1]["view"] == states[2]["view"]
+        assert all(s["n"] == 0 and s["kind"] == "race" and s["race"] == code for s in states)
+        assert len({s["gid"] for s in states}) == 3
+        assert all("seed" not in m for s in seats for m in s.client.history)
+        ann, bob, cat = seats
+        for _ in range(3):
+            assert (await ann.play())["t"] == "state"
+        assert (await bob.play())["t"] == "state"
+        # Progress of every move reaches every seat, the mover included.
+        for s in seats:
+            got = [await s.client.next("progress", player=ann.client.player) for _ in range(3)]
+            assert [g["moves"] for g in got] == [1, 2, 3]
+            assert got[-1]["score"] == ann.game.score == 6
+            assert "view" not in got[-1]
+            bob_p = await s.client.next("progress", player=bob.client.player)
+            assert bob_p["score"] == 2
+        # Everyone finishes: cat and bob resign, ann resigns last.
+        for s in (cat, bob, ann):
+            final = await s.client.request({"t": "resign", "gid": s.gid})
+            assert final["t"] == "state" and final["finished"] is True
+        results = [await s.client.next("result", race=code) for s in seats]
+        assert results[0] == results[1] == results[2]
+        result = results[0]
+        assert result["seed"] == 7 and result["game"] == "quatorze"
+        rows = result["standings"]
+        assert [(r["rank"], r["player"]) for r in rows] == expected_ranking(rows)
+        assert [r["player"] for r in rows] == [
+            ann.client.player,
+            bob.client.player,
+            cat.client.player,
+        ]
+        assert all(r["resigned"] for r in rows)
+        # The revealed seed replays every player's moves to the score in the standings.
+        by_player = {r["player"]: r for r in rows}
+        for s in seats:
+            replayed = engine.replay("quatorze", result["seed"], s.moves)
+            assert replayed.score == by_player[s.client.player]["score"]
+            assert replayed.moves == by_player[s.client.player]["moves"]
+            assert replayed.view() == (await s.client.request({"t": "get", "gid": s.gid}))["view"]
+        # time_ms runs from the start: later finishers took longer.
+        assert by_player[cat.client.player]["time_ms"] <= by_player[ann.client.player]["time_ms"]
+    finally:
+        await close_all(seats)
+
+
+async def test_ranking_ties_share_rank_in_finishing_order(server):
+    # Two seats resign at once with no moves: equal score and moves; times may tie.
+    code, seats, _ = await seat_race(server.ws_url, ["a", "b", "c"], "bakers_game", 3)
+    try:
+        a, b, c = seats
+        await a.play()
+        for s in (b, c, a):
+            assert (await s.client.request({"t": "resign", "gid": s.gid}))["finished"]
+        rows = (await a.client.next("result", race=code))["standings"]
+        assert [(r["rank"], r["player"]) for r in rows] == expected_ranking(rows)
+        # b finished before c: if they tie they are listed b then c.
+        pos = {r["player"]: i for i, r in enumerate(rows)}
+        tie = rows[pos[b.client.player]]["time_ms"] == rows[pos[c.client.player]]["time_ms"]
+        if tie and rows[pos[b.client.player]]["score"] == rows[pos[c.client.player]]["score"]:
+            assert pos[b.client.player] < pos[c.client.player]
+    finally:
+        await close_all(seats)
+
+
+async def test_illegal_out_of_order_retransmission_and_resign(server):
+    _code, seats, states = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7)
+    ann, bob = seats
+    try:
+        view0 = states[0]["view"]
+        # Malformed and illegal moves: illegal_move, nothing applied.
+        for bad in ("c3-c4x", "deal", "c03-c8", "c0-c0", "t0-f"):
+            r = await ann.client.request({"t": "move", "gid": ann.gid, "n": 0, "m": bad})
+            assert r["t"] == "error" and r["code"] == "illegal_move", (bad, r)
+            assert r["msg"]
+        st = await ann.client.request({"t": "get", "gid": ann.gid})
+        assert st["n"] == 0 and st["view"] == view0
+        # A legal move, then its retransmission: same state, nothing applied twice.
+        first = sorted(ann.game.legal_moves())[0]
+        applied = await ann.play(first)
+        assert applied["t"] == "state" and applied["n"] == 1
+        again = await ann.client.request({"t": "move", "gid": ann.gid, "n": 0, "m": first})
+        assert again["t"] == "state" and again["n"] == 1 and again["view"] == applied["view"]
+        # Wrong n: too high, or too low with a different move.
+        other = sorted(ann.game.legal_moves())[0]
+        for n, m in ((5, other), (2, other), (0, other)):
+            r = await ann.client.request({"t": "move", "gid": ann.gid, "n": n, "m": m})
+            assert r["t"] == "error" and r["code"] == "out_of_order", (n, m, r)
+        assert (await ann.client.request({"t": "get", "gid": ann.gid}))["n"] == 1
+        # Resign ends the game; further moves are illegal, but the last retransmission still works.
+        final = await ann.client.request({"t": "resign", "gid": ann.gid})
+        assert final["t"] == "state" and final["finished"] and not final["won"]
+        late = await ann.client.request({"t": "move", "gid": ann.gid, "n": 1, "m": other})
+        assert late["code"] == "illegal_move"
+        again = await ann.client.request({"t": "move", "gid": ann.gid, "n": 0, "m": first})
+        assert again["t"] == "state" and again["finished"]
+        again = await ann.client.request({"t": "resign", "gid": ann.gid})
+        assert again["code"] == "illegal_move"
+        # bob plays on undisturbed.
+        assert (await bob.play())["t"] == "state"
+    finally:
+        await close_all(seats)
+
+
+async def test_lobby_rules_host_full_started(server):
+    clients = [await Client.connect(server.ws_url) for _ in range(4)]
+    try:
+        for i, c in enumerate(clients):
+            await c.hello(f"p{i}")
+        host, b, c3, late = clients
+        created = await host.request({"t": "create", "game": "doublets", "max_players": 2})
+        assert created["max_players"] == 2 and created["time_limit_s"] is None
+        code = created["race"]
+        assert len(code) == 6 and set(code) <= set("23456789ABCDEFGHJKLMNPQRSTUVWXYZ")
+        lobby = await b.request({"t": "join", "race": code.lower()})  # codes are not case-sensitive
+        assert [p["player"] for p in lobby["players"]] == [host.player, b.player]
+        assert lobby["host"] == host.player
+        assert (await host.next("lobby"))["players"] == [{"player": host.player, "name": "p0"}]
+        assert len((await host.next("lobby"))["players"]) == 2
+        assert (await c3.request({"t": "join", "race": code}))["code"] == "race_full"
+        assert (await b.request({"t": "start", "race": code}))["code"] == "not_host"
+        assert (await b.request({"t": "join", "race": "ZZZZZZ"}))["code"] == "not_found"
+        assert (await host.request({"t": "start", "race": code}))["t"] == "start"
+        assert (await late.request({"t": "join", "race": code}))["code"] == "race_started"
+        assert (await host.request({"t": "start", "race": code}))["code"] == "race_started"
+        # The refused players saw nothing of the race.
+        assert not [m for m in c3.history + late.history if m.get("t") in ("lobby", "start")]
+    finally:
+        for c in clients:
+            await c.close()
+
+
+async def test_time_limit_expiry_closes_the_race(servers):
+    """A second server whose clock runs 40 s ahead sees the 30 s limit pass and closes the race."""
+    now_server = servers.start()
+    code, seats, _ = await seat_race(
+        now_server.ws_url, ["ann", "bob"], "quatorze", 7, time_limit_s=30
+    )
+    try:
+        ann, bob = seats
+        await ann.play()
+        await ann.play()
+        start_events = [m for m in ann.client.history if m.get("t") == "start"]
+        assert (
+            start_events
+            and start_events[0]["ends_at_ms"] - start_events[0]["starts_at_ms"] == 30_000
+        )
+        ahead = servers.start(env={"SOLITAIRE_CLOCK_OFFSET_S": "40"})
+        result = await ann.client.next("result", race=code, timeout=15)
+        assert (await bob.client.next("result", race=code)) == result
+        rows = {r["player"]: r for r in result["standings"]}
+        assert rows[ann.client.player]["score"] == 4
+        assert rows[ann.client.player]["rank"] == 1
+        for r in rows.values():
+            assert r["time_ms"] == 30_000 and not r["resigned"]
+        # Out of time: moves are refused and the games are finished.
+        r = await bob.play()
+        assert r["code"] == "illegal_move"
+        st = await bob.client.request({"t": "get", "gid": bob.gid})
+        assert st["finished"] and st["elapsed_ms"] == 30_000
+        assert "closed" in ahead.log_text() or "finished" in ahead.log_text()
+    finally:
+        await close_all(seats)
+
+
+async def test_every_connection_of_a_player_gets_its_events(server):
+    _code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7)
+    ann, _bob = seats
+    second = await Client.connect(server.ws_url)
+    try:
+        w = await second.hello("ann", token=ann.client.token)
+        assert w["player"] == ann.client.player and w["token"] == ann.client.token
+        assert [a["gid"] for a in w["active"]] == [ann.gid]
+        reply = await ann.play()
+        pushed = await second.next("state", gid=ann.gid)
+        assert pushed["n"] == reply["n"] == 1 and pushed["view"] == reply["view"]
+        assert (await second.next("progress"))["player"] == ann.client.player
+        await asyncio.sleep(0.2)
+        assert [m for m in ann.client.inbox if m.get("t") == "state"] == []
+    finally:
+        await second.close()
+        await close_all(seats)
