@@ -1,0 +1,116 @@
+"""Doublets with the stock's order known: search with memo on the position.
+
+Only values matter in Doublets (suits never do), and the seven reserves are
+interchangeable, so the key is: foundation top, sorted reserve values, waste,
+remaining stock and redeals used. The foundation wants (2 x top) mod 13 next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from engine.game import Game
+from engine.solve.cards import value
+from engine.solve.search import Budget, Outcome, depth_first
+
+NRES = 7
+GOAL = 48
+MAX_REDEALS = 2
+KING = 13
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    top: int  # value on top of the foundation
+    count: int  # cards on the foundation, base included
+    res: tuple[int, ...]  # seven values, 0 for an empty reserve
+    waste: bytes  # bottom first
+    stock: bytes  # top first
+    redeals: int  # redeals used
+
+
+def from_piles(piles: Mapping[str, Sequence[str]], redeals_left: int = MAX_REDEALS) -> Position:
+    res = tuple(value(piles[f"r{i}"][-1]) if piles[f"r{i}"] else 0 for i in range(NRES))
+    return Position(
+        top=value(piles["f"][-1]),
+        count=len(piles["f"]),
+        res=res,
+        waste=bytes(value(c) for c in piles["w"]),
+        stock=bytes(value(c) for c in reversed(piles["s"])),
+        redeals=MAX_REDEALS - redeals_left,
+    )
+
+
+def wanted(top: int) -> int:
+    return 2 * top % 13
+
+
+class DoubletsRules:
+    def key(self, pos: Position) -> bytes:
+        head = bytes((pos.top, pos.redeals, len(pos.waste))) + bytes(sorted(pos.res))
+        return head + pos.waste + pos.stock
+
+    def won(self, pos: Position) -> bool:
+        return pos.count == GOAL
+
+    def progress(self, pos: Position) -> int:
+        return pos.count
+
+    def promise(self, pos: Position) -> int:
+        return pos.count
+
+    def children(self, pos: Position) -> list[tuple[str, Position]]:
+        need = wanted(pos.top)
+        kids: list[tuple[str, Position]] = []
+        if pos.waste and pos.waste[-1] == need:
+            kids.append(
+                (
+                    "w-f",
+                    Position(need, pos.count + 1, pos.res, pos.waste[:-1], pos.stock, pos.redeals),
+                )
+            )
+        done: set[int] = set()
+        for i, v in enumerate(pos.res):
+            if v == need and v not in done:
+                done.add(v)
+                kids.append((f"r{i}-f", self._from_reserve(pos, i, need)))
+        if pos.stock:
+            kids.append(
+                (
+                    "deal",
+                    Position(
+                        pos.top,
+                        pos.count,
+                        pos.res,
+                        pos.waste + pos.stock[:1],
+                        pos.stock[1:],
+                        pos.redeals,
+                    ),
+                )
+            )
+        elif pos.waste and pos.redeals < MAX_REDEALS:
+            kids.append(
+                ("deal", Position(pos.top, pos.count, pos.res, b"", pos.waste, pos.redeals + 1))
+            )
+        return kids
+
+    @staticmethod
+    def _from_reserve(pos: Position, i: int, need: int) -> Position:
+        waste, stock = pos.waste, pos.stock
+        if waste:
+            refill, waste = waste[-1], waste[:-1]
+        elif stock:
+            refill, stock = stock[0], stock[1:]
+        else:
+            refill = 0
+        res = (*pos.res[:i], refill, *pos.res[i + 1 :])
+        return Position(need, pos.count + 1, res, waste, stock, pos.redeals)
+
+
+def from_game(game: Game) -> Position:
+    return from_piles(game.piles, redeals_left=game.redeals_left)  # type: ignore[attr-defined]
+
+
+def search(root: Position, budget: Budget) -> Outcome[Position]:
+    return depth_first(DoubletsRules(), root, budget)

@@ -1,0 +1,236 @@
+"""Hopscotch (Calculation) with the stock's order known: heuristic depth-first search.
+
+A position is the number of cards on each foundation, how many stock cards
+have been turned, the waste value (0 for none) and the four reserves as
+tuples of values. Suits never matter and the reserves are interchangeable,
+so the key sorts them. The space is large; move ordering does the work: a
+card goes home first, else onto the reserve where it disturbs least (its top
+is wanted later than the card itself, or the reserve is empty).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from engine.game import Game
+from engine.solve.cards import value
+from engine.solve.search import Budget, Outcome, depth_first
+
+NFOUND = 4
+NRES = 4
+FULL = 13  # cards on a complete foundation
+# Nodes of exact search tried first; enough to settle small positions outright.
+_EXACT_NODES = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    found: tuple[int, ...]  # cards on f0..f3 (1..13)
+    stock: bytes  # the whole stock, top first
+    dealt: int
+    waste: int  # value, 0 for empty
+    res: tuple[bytes, ...]  # bottom first
+
+
+def from_piles(piles: Mapping[str, Sequence[str]]) -> Position:
+    return Position(
+        found=tuple(_position_in_sequence(value(piles[f"f{i}"][-1]), i + 1) for i in range(NFOUND)),
+        stock=bytes(value(c) for c in reversed(piles["s"])),
+        dealt=0,
+        waste=value(piles["w"][-1]) if piles["w"] else 0,
+        res=tuple(bytes(value(c) for c in piles[f"r{i}"]) for i in range(NRES)),
+    )
+
+
+def from_game(game: Game) -> Position:
+    return from_piles(game.piles)
+
+
+def _position_in_sequence(top: int, step: int) -> int:
+    """How many cards a foundation building by `step` holds when `top` is on top.
+
+    Only the top card decides what fits, so this is all the search needs to know.
+    """
+    return next(k for k in range(1, FULL + 1) if wanted(k - 1, step) == top)
+
+
+def wanted(found: int, step: int) -> int:
+    """The value the foundation building by `step` wants after `found` cards (0: complete)."""
+    if found >= FULL:
+        return 0
+    v = step * (found + 1) % 13
+    return v or 13
+
+
+def _steps_table() -> tuple[tuple[bytes, ...], ...]:
+    """STEPS[i][found][card]: cards foundation fi takes before `card` fits (99: never)."""
+    table = []
+    for i in range(NFOUND):
+        rows = []
+        for found in range(FULL + 1):
+            row = bytearray([99] * 14)
+            for k in range(found, FULL):
+                row[wanted(k, i + 1)] = min(row[wanted(k, i + 1)], k - found)
+            rows.append(bytes(row))
+        table.append(tuple(rows))
+    return tuple(table)
+
+
+STEPS = _steps_table()
+
+
+def urgency(found: tuple[int, ...], card: int) -> int:
+    """How soon some foundation wants `card`: 0 means now."""
+    return min(STEPS[i][found[i]][card] for i in range(NFOUND))
+
+
+class HopscotchRules:
+    def key(self, pos: Position) -> bytes:
+        return bytes(pos.found) + bytes((pos.dealt, pos.waste)) + b"\xff".join(sorted(pos.res))
+
+    def won(self, pos: Position) -> bool:
+        return pos.dealt == len(pos.stock) and not pos.waste and not any(pos.res)
+
+    def progress(self, pos: Position) -> int:
+        return sum(pos.found)
+
+    def children(self, pos: Position) -> list[tuple[str, Position]]:
+        wants = [wanted(pos.found[i], i + 1) for i in range(NFOUND)]
+        kids: list[tuple[str, Position]] = []
+        if pos.waste:
+            for i in range(NFOUND):
+                if wants[i] == pos.waste:
+                    kids.append((f"w-f{i}", self._home(pos, i, None)))
+        for j, pile in enumerate(pos.res):
+            if pile:
+                for i in range(NFOUND):
+                    if wants[i] == pile[-1]:
+                        kids.append((f"r{j}-f{i}", self._home(pos, i, j)))
+        if pos.waste:
+            seen: set[bytes] = set()
+            for j, pile in enumerate(pos.res):
+                if pile in seen:
+                    continue  # identical reserves give the same position
+                seen.add(pile)
+                res = (*pos.res[:j], pile + bytes((pos.waste,)), *pos.res[j + 1 :])
+                kids.append((f"w-r{j}", Position(pos.found, pos.stock, pos.dealt, 0, res)))
+        elif pos.dealt < len(pos.stock):
+            kids.append(
+                (
+                    "deal",
+                    Position(pos.found, pos.stock, pos.dealt + 1, pos.stock[pos.dealt], pos.res),
+                )
+            )
+        return kids
+
+    @staticmethod
+    def _home(pos: Position, i: int, j: int | None) -> Position:
+        found = (*pos.found[:i], pos.found[i] + 1, *pos.found[i + 1 :])
+        if j is None:
+            return Position(found, pos.stock, pos.dealt, 0, pos.res)
+        res = (*pos.res[:j], pos.res[j][:-1], *pos.res[j + 1 :])
+        return Position(found, pos.stock, pos.dealt, pos.waste, res)
+
+    def promise(self, pos: Position) -> int:
+        """Cards home, less every card that covers one wanted sooner than itself."""
+        found = pos.found
+        blocked = 0
+        for pile in pos.res:
+            soonest = 99
+            for card in pile:
+                u = urgency(found, card)
+                if u > soonest:
+                    blocked += 1
+                soonest = min(soonest, u)
+        return 8 * sum(found) - 3 * blocked - sum(1 for pile in pos.res if pile)
+
+
+# A line of moves as a linked list, so that beam entries share their common past.
+_Line = tuple[tuple[str, ...], "_Line | None"]
+
+
+def _unwind(line: _Line | None) -> list[str]:
+    parts: list[tuple[str, ...]] = []
+    while line is not None:
+        parts.append(line[0])
+        line = line[1]
+    return [move for part in reversed(parts) for move in part]
+
+
+def _homeward(rules: HopscotchRules, pos: Position) -> list[tuple[tuple[str, ...], Position]]:
+    """Every position reachable by reserve-to-foundation moves alone, with the moves."""
+    out = [((), pos)]
+    seen = {rules.key(pos)}
+    i = 0
+    while i < len(out):
+        moves, here = out[i]
+        i += 1
+        wants = [wanted(here.found[f], f + 1) for f in range(NFOUND)]
+        for j, pile in enumerate(here.res):
+            for f in range(NFOUND):
+                if pile and wants[f] == pile[-1]:
+                    child = rules._home(here, f, j)
+                    k = rules.key(child)
+                    if k not in seen:
+                        seen.add(k)
+                        out.append(((*moves, f"r{j}-f{f}"), child))
+    return out
+
+
+def beam_search(root: Position, budget: Budget, width: int) -> Outcome[Position]:
+    """Play the stock card by card, keeping the `width` most promising positions.
+
+    Incomplete by design (a position that falls out of the beam is never
+    revisited), so it only ever answers "won" or "gave_up".
+    """
+    rules = HopscotchRules()
+    layer: list[tuple[Position, _Line | None]] = [(root, None)]
+    nodes = 0
+    best, best_line = rules.progress(root), None
+    while layer:
+        nxt: dict[bytes, tuple[float, Position, _Line]] = {}
+        for pos, line in layer:
+            for moves, here in _homeward(rules, pos):
+                nodes += 1
+                if rules.won(here):
+                    done = _unwind((moves, line))
+                    return Outcome("won", done, done, nodes)
+                if here.waste:
+                    card, dealt, prefix = here.waste, here.dealt, moves
+                elif here.dealt < len(here.stock):
+                    card, dealt = here.stock[here.dealt], here.dealt + 1
+                    prefix = (*moves, "deal")
+                else:
+                    continue
+                turned = Position(here.found, here.stock, dealt, card, here.res)
+                for move, child in rules.children(turned):
+                    if move == "deal" or child.waste:
+                        continue  # only placements of the turned card
+                    k = rules.key(child)
+                    if k not in nxt:
+                        nxt[k] = (rules.promise(child), child, ((*prefix, move), line))
+                if budget.spend():
+                    return Outcome("gave_up", [], _unwind(best_line), nodes)
+        ranked = sorted(nxt.values(), key=lambda t: -t[0])[:width]
+        layer = [(child, line) for _, child, line in ranked]
+        if layer and rules.progress(layer[0][0]) > best:
+            best, best_line = rules.progress(layer[0][0]), layer[0][1]
+    return Outcome("gave_up", [], _unwind(best_line), nodes)
+
+
+def search(root: Position, budget: Budget) -> Outcome[Position]:
+    """Exact search while the space is small, then beams of growing width."""
+    exact = depth_first(HopscotchRules(), root, budget, cap=_EXACT_NODES)
+    if exact.verdict != "gave_up":
+        return exact
+    best_line = exact.best_line
+    width = 4
+    while not budget.out():
+        out = beam_search(root, budget, width)
+        if out.verdict == "won":
+            return Outcome("won", out.moves, out.moves, budget.used)
+        if len(out.best_line) > len(best_line):
+            best_line = out.best_line
+        width *= 4
+    return Outcome("gave_up", [], best_line, budget.used)

@@ -1,0 +1,94 @@
+"""Quatorze with the stock's order known: search over the choice of pairs.
+
+A position is the 25 cell values (0 for an empty cell) and how many stock
+cards have been dealt. Suits never matter in Quatorze, so positions that
+differ only in suits share a key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from engine.game import Game
+from engine.solve.cards import value
+from engine.solve.search import Budget, Outcome, depth_first
+
+SIDE = 5
+CELLS = SIDE * SIDE
+TOTAL = 52
+
+
+def _lines() -> tuple[tuple[int, int], ...]:
+    """Every pair of cells (a < b) sharing a row or a column."""
+    pairs = []
+    for a in range(CELLS):
+        for b in range(a + 1, CELLS):
+            if a // SIDE == b // SIDE or a % SIDE == b % SIDE:
+                pairs.append((a, b))
+    return tuple(pairs)
+
+
+PAIRS = _lines()
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    grid: bytes  # 25 values, 0 for empty
+    stock: bytes  # the whole stock, top first
+    dealt: int  # stock cards already dealt
+    removed: int  # cards removed so far
+
+
+def from_piles(piles: Mapping[str, Sequence[str]]) -> Position:
+    grid = bytes(value(piles[f"c{i}"][-1]) if piles[f"c{i}"] else 0 for i in range(CELLS))
+    stock = bytes(value(c) for c in reversed(piles["s"]))
+    on_table = sum(1 for v in grid if v) + len(stock)
+    return Position(grid, stock, 0, TOTAL - on_table)
+
+
+def remove_pair(pos: Position, a: int, b: int) -> Position:
+    """Remove cells a < b, refill from the stock, compact once the stock is out."""
+    grid = bytearray(pos.grid)
+    grid[a] = grid[b] = 0
+    dealt = pos.dealt
+    for cell in (a, b):
+        if dealt < len(pos.stock):
+            grid[cell] = pos.stock[dealt]
+            dealt += 1
+    if 0 in grid[: CELLS - grid.count(0)]:
+        cards = bytes(v for v in grid if v)
+        grid = bytearray(cards + bytes(CELLS - len(cards)))
+    return Position(bytes(grid), pos.stock, dealt, pos.removed + 2)
+
+
+class QuatorzeRules:
+    def key(self, pos: Position) -> bytes:
+        return pos.grid + bytes((pos.dealt,))
+
+    def won(self, pos: Position) -> bool:
+        return pos.dealt == len(pos.stock) and not any(pos.grid)
+
+    def progress(self, pos: Position) -> int:
+        return pos.removed
+
+    def children(self, pos: Position) -> list[tuple[str, Position]]:
+        grid = pos.grid
+        return [
+            (f"c{a}-c{b}", remove_pair(pos, a, b))
+            for a, b in PAIRS
+            if grid[a] and grid[a] + grid[b] == 14
+        ]
+
+    def promise(self, pos: Position) -> int:
+        # Positions with more pairs on offer tend to go further.
+        grid = pos.grid
+        return sum(1 for a, b in PAIRS if grid[a] and grid[a] + grid[b] == 14)
+
+
+def from_game(game: Game) -> Position:
+    return from_piles(game.piles)
+
+
+def search(root: Position, budget: Budget) -> Outcome[Position]:
+    return depth_first(QuatorzeRules(), root, budget)

@@ -1,0 +1,136 @@
+"""The search shared by every solver: depth-first graph search with a budget.
+
+Each game supplies a small rules object (`SearchRules`) over its own compact
+state; this module owns the loop, the transposition set, the budget and the
+bookkeeping of the line that led to the best position seen.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Generic, Literal, Protocol, TypeVar
+
+Verdict = Literal["won", "unwinnable", "gave_up"]
+
+S = TypeVar("S")
+
+# Reading the clock costs about as much as expanding a small node, so the
+# deadline is checked once every this many nodes.
+_CLOCK_EVERY = 256
+
+
+class SearchRules(Protocol[S]):
+    """What a game tells the search about its positions."""
+
+    def children(self, state: S) -> Iterable[tuple[str, S]]:
+        """(move string, resulting state) for every move worth trying."""
+        ...
+
+    def key(self, state: S) -> Hashable:
+        """A canonical key: equal keys must have the same future (up to renaming piles)."""
+        ...
+
+    def won(self, state: S) -> bool: ...
+
+    def progress(self, state: S) -> int:
+        """Cards home; picks the line to the best position when the search gives up."""
+        ...
+
+    def promise(self, state: S) -> float:
+        """Higher is tried first; only ever computed for positions not seen before."""
+        ...
+
+
+@dataclass
+class Budget:
+    """A node budget and/or a wall-clock budget (None: no limit of that kind).
+
+    The clock starts when the budget is made. Several searches may share one
+    budget; `used` counts the nodes of all of them.
+    """
+
+    nodes: int | None = None
+    seconds: float | None = None
+    used: int = 0
+    _started: float = field(default_factory=time.perf_counter, repr=False)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self._started
+
+    def spend(self) -> bool:
+        """Count one node; True once the budget is exhausted."""
+        self.used += 1
+        if self.nodes is not None and self.used >= self.nodes:
+            return True
+        if self.seconds is not None and self.used % _CLOCK_EVERY == 0:
+            return self.elapsed() >= self.seconds
+        return False
+
+    def out(self) -> bool:
+        """Exhausted already, without counting a node."""
+        if self.nodes is not None and self.used >= self.nodes:
+            return True
+        return self.seconds is not None and self.elapsed() >= self.seconds
+
+
+@dataclass
+class Outcome(Generic[S]):
+    """What one search found (before it is turned into a public SolveResult)."""
+
+    verdict: Verdict
+    moves: list[str]
+    best_line: list[str]
+    nodes: int
+
+
+def depth_first(
+    rules: SearchRules[S], root: S, budget: Budget, *, cap: int | None = None
+) -> Outcome[S]:
+    """Search every position reachable from `root` once, depth first.
+
+    A position's key joins the transposition set when the position is first
+    generated, so it is never generated again; children are tried best first
+    by `rules.promise`. When the stack empties without a win, every reachable
+    position has been seen and the deal is proven unwinnable. The winning line
+    is the path on the stack when a won position is generated. `cap` bounds
+    this search's nodes below what the budget allows.
+    """
+    if rules.won(root):
+        return Outcome("won", [], [], 0)
+    seen = {rules.key(root)}
+    best = rules.progress(root)
+    best_line: list[str] = []
+    path: list[str] = []
+    nodes = 0
+
+    def expand(state: S) -> Iterator[tuple[str, S]]:
+        fresh = []
+        for move, child in rules.children(state):
+            k = rules.key(child)
+            if k not in seen:
+                seen.add(k)
+                fresh.append((rules.promise(child), move, child))
+        fresh.sort(key=lambda t: -t[0])
+        return iter([(move, child) for _, move, child in fresh])
+
+    stack = [expand(root)]
+    while stack:
+        for move, child in stack[-1]:
+            nodes += 1
+            path.append(move)
+            if rules.won(child):
+                return Outcome("won", path.copy(), path.copy(), nodes)
+            score = rules.progress(child)
+            if score > best:
+                best, best_line = score, path.copy()
+            if budget.spend() or nodes == cap:
+                return Outcome("gave_up", [], best_line, nodes)
+            stack.append(expand(child))
+            break
+        else:
+            stack.pop()
+            if stack:
+                path.pop()
+    return Outcome("unwinnable", [], best_line, nodes)
