@@ -65,6 +65,9 @@ class Bus:
         while True:
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
+                # A cluster client must learn the slot map before it can pick the node to
+                # subscribe on (any node will do: a cluster forwards PUBLISH to all of them).
+                await self._redis.initialize()
                 await pubsub.subscribe(self._channel)
                 self._ready.set()
                 async for message in pubsub.listen():

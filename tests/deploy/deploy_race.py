@@ -1,27 +1,19 @@
-"""Server processes and race-playing clients for the deploy tests (cluster, rolling restarts).
+"""A race-playing client for the deploy tests (cluster, rolling restarts).
 
-`ServerProcess` runs the real `solitaire-server` console script on a free port. `Player` is a
-protocol-v1 client over real WebSockets that does what a good client does when an instance goes
-away: on close 1001 (or a refused connection) it reconnects to the next instance, says `hello`
-with its token, and resends an unanswered request; a resent move is recognised by the server as
-a retransmission. Every move it saw acknowledged (a `state` reply) is recorded, so a test can
-compare them with what the store holds.
+`Player` is a protocol-v1 client over real WebSockets that does what a good client does when
+an instance goes away: on close 1001 (or a refused connection) it reconnects to the next
+instance, says `hello` with its token, and resends an unanswered request; a resent move is
+recognised by the server as a retransmission. Every move it saw acknowledged (a `state` reply)
+is recorded, so a test can compare them with what the store holds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import random
-import signal
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -30,77 +22,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 import engine
 
-SERVER = str(Path(sys.executable).with_name("solitaire-server"))
-START_TIMEOUT_S = 60.0
 RECONNECT_TIMEOUT_S = 60.0
-
-
-@dataclass
-class ServerProcess:
-    """One `solitaire-server` on a fixed port, restartable on that port."""
-
-    port: int
-    env: dict[str, str]
-    log_dir: Path
-    process: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    def start(self) -> ServerProcess:
-        self.starts += 1
-        env = {**os.environ, **self.env, "SOLITAIRE_PORT": str(self.port)}
-        log = open(self.log_dir / f"server-{self.port}-{self.starts}.log", "wb")  # noqa: SIM115
-        with log:
-            self.process = subprocess.Popen(
-                [SERVER], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-            )
-        self.wait_healthy()
-        return self
-
-    def healthz(self) -> int:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=5) as r:
-                return r.status
-        except urllib.error.HTTPError as exc:
-            return exc.code
-
-    def wait_healthy(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise AssertionError(
-                    f"server exited with {self.process.returncode}:\n{self.logs()}"
-                )
-            try:
-                if self.healthz() == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError(f"server on {self.port} never became healthy:\n{self.logs()}")
-
-    def terminate(self, timeout: float = 30.0) -> int:
-        """SIGTERM, as `docker stop` sends; returns the exit code."""
-        proc, self.process = self.process, None
-        if proc is None or proc.poll() is not None:
-            return proc.returncode if proc else 0
-        proc.send_signal(signal.SIGTERM)
-        try:
-            return proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise AssertionError(f"server on {self.port} ignored SIGTERM for {timeout} s") from None
-
-    def logs(self) -> str:
-        return "\n".join(
-            p.read_text(errors="replace")
-            for p in sorted(self.log_dir.glob(f"server-{self.port}-*"))
-        )
 
 
 class ProtocolError(AssertionError):
