@@ -8,10 +8,13 @@ its data (persistence matters: a restarted server must find its games).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
+import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,9 +74,36 @@ class EmbeddedRedis:
         ]  # fmt: skip
         log.info("starting embedded valkey-server on %s:%d (data in %s)",
                  self.host, self.port, self.data_dir)  # fmt: skip
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL)
+        self._wait_for_previous()
+        self.process = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent if _LINUX else None
+        )
+        self._pid_file.write_text(str(self.process.pid))
         self._wait_ready()
         return self.url
+
+    @property
+    def _pid_file(self) -> Path:
+        return self.data_dir / "valkey-server.pid"
+
+    def _wait_for_previous(self) -> None:
+        """Let a valkey left by a killed server finish writing before we open its files.
+
+        It was told to stop when its parent died (see _die_with_parent); two
+        servers on one append-only file would corrupt it.
+        """
+        try:
+            pid = int(self._pid_file.read_text())
+        except (OSError, ValueError):
+            return
+        if not _is_valkey(pid):
+            return
+        log.info("waiting for the previous valkey-server (pid %d) to stop", pid)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        while _is_valkey(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -111,3 +141,23 @@ class EmbeddedRedis:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+_LINUX = sys.platform.startswith("linux")
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM when our server dies, even by SIGKILL."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _is_valkey(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return b"valkey-server" in cmdline and state != b"Z"

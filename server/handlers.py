@@ -307,6 +307,9 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
     async with app.cache.lock(gid):
         for _ in range(4):
             live = await app.cache.get(gid)
+            if live is not None and n is not None and n != len(live.move_list):
+                # Our copy may be behind (a move made through another process): reread it.
+                live = await app.cache.get(gid, fresh=True)
             if live is None or live.record.player != player:
                 await session.error(p.NOT_FOUND, "no such game", re)
                 return

@@ -1,0 +1,230 @@
+"""Crashes, restarts, reconnects and several server processes on one store."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from helpers import close_all, seat_race
+from support.server_proc import ServerProcess
+from support.ws_client import Client
+from websockets.exceptions import ConnectionClosed
+
+import engine
+
+
+async def _play_until_cut(client: Client, gid: str, game: str, seed: int, log: dict) -> None:
+    """Play legal moves as fast as replies come; record what was sent and what acknowledged."""
+    g = engine.new_game(game, seed)
+    with contextlib.suppress(ConnectionClosed, ConnectionError, TimeoutError, OSError):
+        while g.legal_moves():
+            m = sorted(g.legal_moves())[0]
+            log["in_flight"] = m
+            reply = await client.request({"t": "move", "gid": gid, "n": len(log["acked"]), "m": m})
+            assert reply["t"] == "state", reply
+            g.play(m)
+            log["acked"].append(m)
+            log["in_flight"] = None
+
+
+async def test_sigkill_mid_race_loses_no_acknowledged_move(servers):
+    # A generous rate limit, so that the player is as fast as the server lets it be.
+    server = servers.start(env={"SOLITAIRE_RATE": "5000", "SOLITAIRE_BURST": "5000"})
+    code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "doublets", 11)
+    ann, bob = seats
+    log: dict = {"acked": [], "in_flight": None}
+    player = asyncio.create_task(_play_until_cut(ann.client, ann.gid, "doublets", 11, log))
+    while len(log["acked"]) < 30:  # Doublets has well over 100 moves: kill mid-game
+        await asyncio.sleep(0.001)
+    server.kill()
+    await asyncio.wait_for(player, 10)
+    acked = list(log["acked"])
+    assert len(acked) >= 5, "the player should have had moves acknowledged before the kill"
+    await close_all(seats)
+
+    server.start()  # same port, same store
+    again = await Client.connect(server.ws_url)
+    try:
+        w = await again.hello("ann", token=ann.client.token)
+        assert w["player"] == ann.client.player
+        [state] = w["active"]
+        assert state["gid"] == ann.gid and state["race"] == code
+        # Every acknowledged move is there; at most the one in flight was stored besides.
+        stored_n = state["n"]
+        assert len(acked) <= stored_n <= len(acked) + (1 if log["in_flight"] else 0)
+        stored = acked + ([log["in_flight"]] if stored_n > len(acked) else [])
+        assert state["view"] == engine.replay("doublets", 11, stored).view()
+        # The in-flight move, resent, is either applied now or recognised as a retransmission.
+        if log["in_flight"]:
+            r = await again.request(
+                {"t": "move", "gid": ann.gid, "n": len(acked), "m": log["in_flight"]}
+            )
+            assert r["t"] == "state" and r["n"] == len(acked) + 1
+        # The race goes on: bob comes back, both finish, the result arrives.
+        bob2 = await Client.connect(server.ws_url)
+        await bob2.hello("bob", token=bob.client.token)
+        for c, gid in ((again, ann.gid), (bob2, bob.gid)):
+            assert (await c.request({"t": "resign", "gid": gid}))["finished"]
+        result = await again.next("result", race=code)
+        assert (await bob2.next("result", race=code)) == result
+        ann_row = next(r for r in result["standings"] if r["player"] == ann.client.player)
+        assert (
+            ann_row["moves"]
+            == engine.replay(
+                "doublets",
+                result["seed"],
+                stored
+                + ([log["in_flight"]] if log["in_flight"] and stored_n == len(acked) else []),
+            ).moves
+        )
+        await bob2.close()
+    finally:
+        await again.close()
+
+
+async def test_race_timer_survives_sigkill(servers):
+    server = servers.start()
+    code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7, time_limit_s=30)
+    ann, _bob = seats
+    await ann.play()
+    await close_all(seats)
+    server.kill()
+    # Restarted with its clock 40 s later: the race's stored deadline has passed.
+    server.env["SOLITAIRE_CLOCK_OFFSET_S"] = "40"
+    server.start()
+    c = await Client.connect(server.ws_url)
+    try:
+        w = await c.hello("ann", token=ann.client.token)
+        assert w["active"] == []  # the race was closed on start-up, by its stored deadline
+        st = await c.request({"t": "get", "gid": ann.gid})
+        assert st["finished"] and st["elapsed_ms"] == 30_000 and st["n"] == 1 and st["score"] == 2
+        r = await c.request({"t": "move", "gid": ann.gid, "n": 1, "m": "c0-c1"})
+        assert r["code"] == "illegal_move"
+        assert f"race {code} finished (time limit)" in server.log_text()
+    finally:
+        await c.close()
+
+
+async def test_two_server_processes_share_one_race(servers):
+    s1, s2 = servers.start(), servers.start()
+    code, seats, states = await seat_race([s1.ws_url, s2.ws_url], ["ann", "bob", "cat"])
+    ann, bob, cat = seats  # ann and cat on s1, bob on s2
+    ann_on_s2 = await Client.connect(s2.ws_url)
+    try:
+        assert states[0]["view"] == states[1]["view"] == states[2]["view"]
+        await ann_on_s2.hello("ann", token=ann.client.token)
+        await bob.play()
+        await bob.play()
+        for s in (ann, cat):
+            got = [await s.client.next("progress", player=bob.client.player) for _ in range(2)]
+            assert [g["moves"] for g in got] == [1, 2] and got[-1]["score"] == 4
+        reply = await ann.play()
+        # ann's other connection, on the other server, follows her game.
+        pushed = await ann_on_s2.next("state", gid=ann.gid)
+        assert pushed["n"] == reply["n"] and pushed["view"] == reply["view"]
+        assert (await bob.client.next("progress", player=ann.client.player))["moves"] == 1
+        # A move of the same game through the other server continues from the stored count.
+        via_s2 = await ann_on_s2.request(
+            {"t": "move", "gid": ann.gid, "n": 1, "m": sorted(ann.game.legal_moves())[0]}
+        )
+        assert via_s2["t"] == "state" and via_s2["n"] == 2
+        stale = await ann.client.request(
+            {"t": "move", "gid": ann.gid, "n": 1, "m": sorted(ann.game.legal_moves())[1]}
+        )
+        assert stale["code"] == "out_of_order"
+        for s in (cat, bob, ann):
+            await s.client.request({"t": "resign", "gid": s.gid})
+        results = [await s.client.next("result", race=code) for s in seats]
+        assert results[0] == results[1] == results[2]
+        assert results[0]["standings"][0]["player"] == bob.client.player
+    finally:
+        await ann_on_s2.close()
+        await close_all(seats)
+
+
+async def test_reconnect_with_token_in_lobby_and_mid_race(server):
+    host = await Client.connect(server.ws_url)
+    guest = await Client.connect(server.ws_url)
+    try:
+        await host.hello("host")
+        first = await guest.hello("guest")
+        code = (await host.request({"t": "create", "game": "quatorze", "seed": 7}))["race"]
+        await guest.request({"t": "join", "race": code})
+        token = guest.token
+        await guest.close()
+        # Back while the race waits: no game yet, and the lobby follows the welcome.
+        guest = await Client.connect(server.ws_url)
+        bad = await guest.hello("guest", token="not-a-token")
+        assert bad["t"] == "error" and bad["code"] == "auth_failed"
+        w = await guest.hello("guest", token=token)  # the same connection may try again
+        assert w["player"] == first["player"] and w["token"] == token and w["active"] == []
+        lobby = await guest.next("lobby", race=code)
+        assert [p["player"] for p in lobby["players"]] == [host.player, guest.player]
+        await host.request({"t": "start", "race": code})
+        gid = (await guest.next("state", race=code))["gid"]
+        g = engine.new_game("quatorze", 7)
+        m = sorted(g.legal_moves())[0]
+        assert (await guest.request({"t": "move", "gid": gid, "n": 0, "m": m}))["n"] == 1
+        g.play(m)
+        await guest.close()
+        # Back mid-race: the welcome carries the game as it stands; play on from there.
+        guest = await Client.connect(server.ws_url)
+        w = await guest.hello("guest", token=token)
+        [state] = w["active"]
+        assert state["gid"] == gid and state["n"] == 1 and state["view"] == g.view()
+        m = sorted(g.legal_moves())[0]
+        assert (await guest.request({"t": "move", "gid": gid, "n": 1, "m": m}))["n"] == 2
+        assert (await host.next("progress", player=guest.player))["moves"] == 1
+        assert (await host.next("progress", player=guest.player))["moves"] == 2
+    finally:
+        await host.close()
+        await guest.close()
+
+
+async def test_sigterm_closes_clients_with_1001_and_keeps_moves(servers):
+    server = servers.start()
+    _code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7)
+    ann, _bob = seats
+    await ann.play()
+    await ann.play()
+    assert server.stop() == 0
+    for s in seats:
+        assert await s.client.wait_closed() == 1001
+    server.start()
+    c = await Client.connect(server.ws_url)
+    try:
+        w = await c.hello("ann", token=ann.client.token)
+        assert w["active"][0]["n"] == 2 and w["active"][0]["view"] == ann.game.view()
+        assert "closed 2 connections with 1001" in server.log_text()
+    finally:
+        await c.close()
+
+
+async def test_default_start_uses_embedded_valkey_and_keeps_games(tmp_path):
+    """No REDIS_URL: the server runs its own valkey-server in the data dir, and finds the
+    games again after a restart, even one after SIGKILL."""
+    server = ServerProcess(redis_url=None, namespace="sr", data_dir=tmp_path / "data")
+    server.start()
+    try:
+        assert "starting embedded valkey-server" in server.log_text()
+        code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7)
+        ann = seats[0]
+        for _ in range(3):
+            assert (await ann.play())["t"] == "state"
+        await close_all(seats)
+        server.kill()
+        server.start()
+        c = await Client.connect(server.ws_url)
+        w = await c.hello("ann", token=ann.client.token)
+        [state] = w["active"]
+        assert state["race"] == code and state["n"] == 3 and state["view"] == ann.game.view()
+        assert (
+            await c.request(
+                {"t": "move", "gid": ann.gid, "n": 3, "m": sorted(ann.game.legal_moves())[0]}
+            )
+        )["n"] == 4
+        await c.close()
+        assert server.stop() == 0
+        assert (tmp_path / "data" / "valkey").is_dir()
+    finally:
+        server.stop()
