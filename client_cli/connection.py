@@ -207,6 +207,7 @@ class Connection:
         ws = self._ws
         if ws is None:
             return
+        log.debug("sending %s", _brief(message))
         # On failure the supervisor notices and reconnects; the request stays pending.
         with contextlib.suppress(ConnectionClosed):
             await ws.send(encode(message))
@@ -257,6 +258,7 @@ class Connection:
 
     def _dispatch(self, frame: bytes | str) -> None:
         message = decode(frame)
+        log.debug("received %s", _brief(message))
         rid = message.get("re")
         if rid is not None:
             request = self._pending.get(rid) if isinstance(rid, int) else None
@@ -266,6 +268,11 @@ class Connection:
             if message.get("t") != "error":
                 return  # a late reply to a request that already had its answer
         self.events.put_nowait(message)
+
+
+def _brief(message: dict[str, Any]) -> str:
+    """A message for the debug log: never the token, and no board."""
+    return str({k: ("…" if k in ("token", "view", "active") else v) for k, v in message.items()})
 
 
 def describe(exc: BaseException) -> str:

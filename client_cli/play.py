@@ -166,10 +166,11 @@ class Play:
             if word == "":
                 self.leave.set()
             return
-        if session.phase in ("lobby", "connecting") and session.kind == "race":
-            if word in ("", "s", "start"):
+        if session.kind == "race" and session.state is None:
+            if word in ("", "s", "start") and session.phase in ("lobby", "connecting"):
                 await self._start_race()
                 return
+            # Moves typed before the deal is on the board wait for it, in order.
             session.say("The race has not started yet; your move waits for the start.")
             self.listener.changed()
             await self.started.wait()

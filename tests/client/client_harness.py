@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 SOLITAIRE = str(Path(sys.executable).with_name("solitaire"))
-WAIT_S = 15.0
+WAIT_S = 30.0
 
 
 class Terminal:

@@ -1,0 +1,128 @@
+"""Regenerate the board captures in this folder from real runs of `solitaire`.
+
+    .venv/bin/python docs/boards/capture.py
+
+Starts a server (embedded store in a temporary directory), and for each game a
+two-player race on deal 1 in an 80x24 tmux pane; plays a few moves chosen with
+the engine, then saves `tmux capture-pane` text as docs/boards/<game>.txt. Also
+saves the lobby (lobby.txt) and, after winning Quatorze deal 1 while the other
+player resigns, the standings (race-result.txt).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import engine
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from support.server_proc import ServerProcess  # noqa: E402
+
+# Quatorze deal 1 is won by these 26 removals (tests/client/client_deals.py checks it).
+QUATORZE_WIN = [
+    "c0-c15", "c0-c2", "c0-c1", "c3-c23", "c5-c6", "c5-c6", "c10-c11", "c10-c13", "c12-c14",
+    "c12-c13", "c13-c14", "c11-c13", "c1-c11", "c1-c4", "c2-c4", "c0-c5", "c0-c2", "c0-c3",
+    "c2-c3", "c1-c11", "c1-c2", "c0-c4", "c1-c3", "c0-c5", "c0-c2", "c0-c1",
+]  # fmt: skip
+
+BIN = Path(sys.executable).parent
+OUT = Path(__file__).resolve().parent
+LOGS = Path(os.environ.get("CAPTURE_LOGS", tempfile.gettempdir()))
+
+
+def some_moves(game: str, count: int) -> list[str]:
+    """A few plausible moves: foundation moves first, else something else, never a redeal."""
+    if game == "quatorze":
+        return QUATORZE_WIN[:count]
+    g = engine.new_game(game, 1)
+    moves: list[str] = []
+    while len(moves) < count and not g.over:
+        legal = g.legal_moves()
+        home = [m for m in legal if m.endswith(("-f", "-f0", "-f1", "-f2", "-f3"))]
+        columns = [m for m in legal if m.count("t") == 2]
+        move = (home or columns or legal)[0]
+        if move == "deal" and g.view()["hidden"].get("s", 1) == 0:
+            break
+        g.play(move)
+        moves.append(move)
+    return moves
+
+
+class Pane:
+    def __init__(self, sock: Path, name: str, cmd: str) -> None:
+        self.sock, self.name = sock, name
+        self.tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", cmd + "; sleep 60")
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", str(self.sock), *args], capture_output=True,
+                              text=True, check=True).stdout  # fmt: skip
+
+    def enter(self, text: str = "") -> None:
+        if text:
+            self.tmux("send-keys", "-t", self.name, "-l", text)
+        self.tmux("send-keys", "-t", self.name, "Enter")
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.name)
+
+    def wait(self, text: str) -> str:
+        for _ in range(600):
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.05)
+        others = self.tmux("list-sessions")
+        raise RuntimeError(f"{text!r} never appeared:\n{self.screen()}\n{others}")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = ServerProcess(None, "boards", Path(tmp) / "server").start()
+        sock = Path(tmp) / "tmux"
+        try:
+            for game, count in (("doublets", 12), ("quatorze", 6), ("bakers_game", 5),
+                                ("hopscotch", 24)):  # fmt: skip
+                env = f"env XDG_CONFIG_HOME={tmp}/a LANG=C.UTF-8 TERM=xterm-256color"
+                args = f"--server {server.ws_url} --name alice race new {game} --seed 1"
+                args += f" --log-file {LOGS}/alice-{game}.log"
+                alice = Pane(sock, f"a-{game}", f"{env} {BIN}/solitaire {args}")
+                code = alice.wait("Share it:").split("race join ", 1)[1].split()[0]
+                env_b = f"env XDG_CONFIG_HOME={tmp}/b LANG=C.UTF-8 TERM=xterm-256color"
+                join = f"--server {server.ws_url} --name bob race join {shlex.quote(code)}"
+                join += f" --log-file {LOGS}/bob-{game}.log"
+                bob = Pane(sock, f"b-{game}", f"{env_b} {BIN}/solitaire {join}")
+                try:
+                    lobby = alice.wait("bob")
+                except RuntimeError:
+                    print(bob.screen())
+                    raise
+                if game == "doublets":
+                    (OUT / "lobby.txt").write_text(lobby.rstrip() + "\n")
+                alice.enter()
+                moves = some_moves(game, count)
+                for move in moves:
+                    alice.enter(move)
+                screen = alice.wait(f"Moves  {len(moves)}")
+                (OUT / f"{game}.txt").write_text(screen.rstrip() + "\n")
+                print(f"{game}: {len(moves)} moves: {' '.join(moves)}")
+                if game == "quatorze":
+                    for move in QUATORZE_WIN[count:]:
+                        alice.enter(move)
+                    alice.wait("You won!")
+                    bob.enter("resign")
+                    result = alice.wait("is over")
+                    (OUT / "race-result.txt").write_text(result.rstrip() + "\n")
+        finally:
+            subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True)
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
