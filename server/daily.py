@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import RedisError
+
 import engine
 from server import protocol as p
 from server.bus import Event, encode_events
@@ -215,16 +217,33 @@ class DailyService:
         )
 
     async def finished(self, record: GameRecord) -> None:
-        """Rank a finished attempt on its day's board and count it in the player's stats.
+        """Rank an attempt that has just finished (called right after its last write).
+
+        A failure here is only logged: the move was acknowledged already, and the attempt stays
+        in the open index, so the sweeper ranks it when its day ends.
+        """
+        try:
+            await self.rank(record)
+        except (RedisError, OSError) as exc:
+            log.warning("daily %s: ranking deferred to the end of its day: %s", record.gid, exc)
+
+    async def rank(self, record: GameRecord) -> None:
+        """Enter a finished attempt on its day's board and in the player's stats.
 
         Safe to call more than once for the same attempt (both writes are idempotent), so the
-        move handler and the sweeper may both do it.
+        move handler and the sweeper may both do it. Only then does the attempt leave the open
+        index; its game record is kept as long as finished races are.
         """
         result = self.result_of(record)
         date = dt.date.fromisoformat(record.date)
         seq = await self.boards.record_day(record.game, record.date, result)
         await self.stats.record(record.game, date, result)
         await self.redis.zrem(self.keys.open_attempts(), record.gid)
+        game_keys = self.store.game_keys(record.gid)
+        if game_keys is not None:
+            ttl = self.store.config.finished_race_ttl_s
+            await self.redis.expire(game_keys.meta, ttl)
+            await self.redis.expire(game_keys.moves, ttl)
         if seq and self.metrics is not None:
             self.metrics.daily_finished.labels(record.game).inc()
         if seq:
@@ -270,7 +289,7 @@ class DailyService:
             await self.redis.zrem(self.keys.open_attempts(), gid)
             return None
         record, moves = loaded
-        await self.finished(record)
+        await self.rank(record)
         if status != 1:
             return None
         log.info("daily attempt closed at the end of its day: player=%s game=%s date=%s",

@@ -102,9 +102,11 @@ def render_leaderboard(
         heading = f"{title} · daily challenge"
         status = "in progress" if day == today else "final"
         subtitle = f"{day:%A} {day.day} {day:%B %Y} (UTC) · {status}"
-        prev = day - dt.timedelta(days=1)
+        prev = day - dt.timedelta(days=1) if day > dt.date.min else day
         nxt = day + dt.timedelta(days=1)
         prev_link = _link(leaderboard_path(board.game, prev.isoformat()), f"← {prev}", rel="prev")
+        if prev == day:
+            prev_link = f'<span class="disabled">← {prev}</span>'
         if nxt <= today:
             next_link = _link(leaderboard_path(board.game, nxt.isoformat()), f"{nxt} →", rel="next")
         else:
