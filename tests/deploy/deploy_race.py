@@ -40,6 +40,7 @@ class Player:
     ws: Any = None
     states: dict[str, dict[str, Any]] = field(default_factory=dict)
     acked: dict[str, list[str]] = field(default_factory=dict)  # gid -> acknowledged moves
+    ack_times: list[float] = field(default_factory=list)  # time.monotonic() of each ack
     events: list[dict[str, Any]] = field(default_factory=list)
     close_codes: list[int | None] = field(default_factory=list)
     connects: list[str] = field(default_factory=list)
@@ -149,6 +150,7 @@ class Player:
             raise ProtocolError(f"{self.name}: move {m!r} at n={n} answered {reply}")
         # Acknowledged: the server says it has stored the move, whatever happens next.
         self.acked.setdefault(gid, []).append(m)
+        self.ack_times.append(time.monotonic())
         assert reply["n"] == n + 1, reply
         return reply
 
