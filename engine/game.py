@@ -1,0 +1,332 @@
+"""The base Game: piles, deal, strict move parsing, play bookkeeping, view and copies.
+
+A game module subclasses Game, names its piles and says how the deal lays
+them out and what each move does; everything else lives here. Internally a
+game is a list of piles (``self._p``, in the order of ``PILES``), each a list
+of card ints bottom first, plus a few named counters (``EXTRA_STATE``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from engine.cards import FULL_DECK, NAMES, parse_cards
+from engine.deal import check_seed, deal_order
+from engine.errors import IllegalMove
+
+Move = tuple[int, int] | None
+"""A parsed move: (source pile, destination pile) indices, or None for ``deal``."""
+
+DEAL = "deal"
+
+
+class Game:
+    """One game in progress. Subclasses set the class attributes and the hooks below."""
+
+    # --- what a game module declares -------------------------------------------------
+    game_id: ClassVar[str]
+    title: ClassVar[str]
+    PILES: ClassVar[tuple[str, ...]]
+    """Every pile code, in internal order (the index of a code is its pile index)."""
+    HIDDEN: ClassVar[frozenset[str]] = frozenset()
+    """Face-down piles: the public view shows only their card counts."""
+    MOVE_CODES: ClassVar[Mapping[str, int]]
+    """Code -> pile index for every code that may appear in a move string. A game may add
+    codes that are not piles (Baker's Game's "f") by mapping them to a negative index."""
+    DECK: ClassVar[tuple[int, ...]] = FULL_DECK
+    """The cards the deal shuffles, in canonical order."""
+    CARDS: ClassVar[frozenset[int]] = frozenset(FULL_DECK)
+    """Every card of the game: the deck plus any card laid out before the shuffle."""
+    MAX_SCORE: ClassVar[int]
+    EXTRA_STATE: ClassVar[tuple[tuple[str, int], ...]] = ()
+    """(attribute, value after the deal) for counters besides the piles; shown in the view."""
+    MOVE_EXAMPLES: ClassVar[str]
+    """How moves look, for the message about a malformed move."""
+    RENDER_ROWS: ClassVar[tuple[tuple[str, ...], ...]]
+    """Pile codes drawn on each line of render_text: a lone pile shows all its cards,
+    piles sharing a line show their top cards."""
+
+    # --- built once per subclass by __init_subclass__ ----------------------------------
+    _MOVES: ClassVar[Mapping[str, Move]]
+    _VISIBLE: ClassVar[tuple[tuple[str, int], ...]]
+    _HIDDEN_AT: ClassVar[tuple[tuple[str, int], ...]]
+
+    __slots__ = ("_over", "_p", "moves", "seed")
+
+    seed: int | None
+    moves: int
+    _p: list[list[int]]
+    _over: bool | None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "game_id" not in cls.__dict__:
+            return
+        table: dict[str, Move] = {DEAL: None}
+        for src_code, src in cls.MOVE_CODES.items():
+            for dst_code, dst in cls.MOVE_CODES.items():
+                table[f"{src_code}-{dst_code}"] = cls._canonical(src, dst)
+        cls._MOVES = MappingProxyType(table)
+        cls._VISIBLE = tuple((c, i) for i, c in enumerate(cls.PILES) if c not in cls.HIDDEN)
+        cls._HIDDEN_AT = tuple((c, i) for i, c in enumerate(cls.PILES) if c in cls.HIDDEN)
+
+    # --- construction ------------------------------------------------------------------
+    def __init__(self, seed: int) -> None:
+        """Deal game ``seed`` (1..2^31-1) and run any automatic actions that follow the deal."""
+        self.seed = check_seed(seed)
+        self.moves = 0
+        self._over = None
+        for name, value in self.EXTRA_STATE:
+            setattr(self, name, value)
+        self._p = self._layout(deal_order(self.DECK, seed))
+        self._settle()
+
+    @classmethod
+    def dealt_piles(cls, seed: int) -> dict[str, list[str]]:
+        """The piles as the deal lays them out, before any automatic action."""
+        piles = cls._layout(deal_order(cls.DECK, check_seed(seed)))
+        return {code: [NAMES[c] for c in pile] for code, pile in zip(cls.PILES, piles, strict=True)}
+
+    @classmethod
+    def from_piles(
+        cls,
+        piles: Mapping[str, Iterable[str]],
+        *,
+        moves: int = 0,
+        seed: int | None = None,
+        **extra: int,
+    ) -> Game:
+        """A game in the position given by ``piles`` (code -> card names, bottom first).
+
+        Piles left out are empty. The cards need not be a full deck (tests build small
+        positions), but each may appear only once and must belong to the game's deck.
+        Counters of EXTRA_STATE may be given by name. Automatic actions (Baker's Game
+        auto-play) run on the position, as they do after every move.
+        """
+        unknown = set(piles) - set(cls.PILES)
+        if unknown:
+            raise ValueError(f"{cls.title} has no pile {sorted(unknown)[0]!r}")
+        extras = dict(cls.EXTRA_STATE)
+        for name, value in extra.items():
+            if name not in extras:
+                raise TypeError(f"{cls.title} has no counter {name!r}")
+            extras[name] = value
+        game = object.__new__(cls)
+        game.seed = seed
+        game.moves = moves
+        game._over = None
+        for name, value in extras.items():
+            setattr(game, name, value)
+        game._p = [parse_cards(piles.get(code, ()), code) for code in cls.PILES]
+        seen: set[int] = set()
+        for code, pile in zip(cls.PILES, game._p, strict=True):
+            for c in pile:
+                if c in seen:
+                    raise ValueError(f"{NAMES[c]} appears twice")
+                if c not in cls.CARDS:
+                    raise ValueError(f"{NAMES[c]} ({code}) is not a card of {cls.title}")
+                seen.add(c)
+        game._check_position()
+        game._settle()
+        return game
+
+    @classmethod
+    def from_view(cls, view: Mapping[str, Any]) -> Game:
+        """A game consistent with a public view: its hidden piles hold the cards the view
+        does not show, in canonical order (their contents never decide what is legal)."""
+        if view.get("game") != cls.game_id:
+            raise ValueError(f"the view is of {view.get('game')!r}, not {cls.game_id!r}")
+        shown = view["piles"]
+        counts = view["hidden"]
+        expected = {c for c, _ in cls._VISIBLE}
+        if set(shown) != expected:
+            raise ValueError(f"the view's piles are not those of {cls.title}")
+        if set(counts) != {c for c, _ in cls._HIDDEN_AT}:
+            raise ValueError(f"the view's hidden piles are not those of {cls.title}")
+        visible = {c for pile in shown.values() for c in parse_cards(pile, "view")}
+        rest = [NAMES[c] for c in sorted(cls.CARDS) if c not in visible]
+        # Fewer hidden cards than unseen ones is fine: Quatorze's removed pairs leave play.
+        if sum(counts.values()) > len(rest):
+            raise ValueError("the view hides more cards than it leaves unaccounted for")
+        piles = dict(shown)
+        start = 0
+        for code, _ in cls._HIDDEN_AT:
+            n = counts[code]
+            # Bottom first, so the next card out is the last of the slice.
+            piles[code] = rest[start : start + n]
+            start += n
+        extra = {name: view[name] for name, _ in cls.EXTRA_STATE}
+        return cls.from_piles(piles, moves=view["moves"], **extra)
+
+    def copy(self) -> Game:
+        """An independent copy (piles are copied, nothing is shared)."""
+        new = object.__new__(type(self))
+        new.seed = self.seed
+        new.moves = self.moves
+        new._over = self._over
+        new._p = [pile[:] for pile in self._p]
+        for name, _ in self.EXTRA_STATE:
+            setattr(new, name, getattr(self, name))
+        return new
+
+    # --- playing -----------------------------------------------------------------------
+    def play(self, move: object) -> None:
+        """Play one move string; IllegalMove (with the reason) leaves the game unchanged."""
+        try:
+            parsed = self._MOVES[move]  # type: ignore[index]
+        except (KeyError, TypeError):
+            raise IllegalMove(self._malformed(move)) from None
+        if self.won:
+            raise IllegalMove("the game is won: no more moves")
+        # Each hook validates everything before it changes anything.
+        if parsed is None:
+            self._deal()
+        else:
+            self._move(parsed[0], parsed[1])
+        self.moves += 1
+        self._over = None
+
+    def legal_moves(self) -> list[str]:
+        """Every distinct legal move string (canonical spellings only)."""
+        if self.won:
+            return []
+        return self._legal_moves()
+
+    @property
+    def over(self) -> bool:
+        """True when no legal move is left (a won game is over)."""
+        over = self._over
+        if over is None:
+            over = self._over = self.won or not self._legal_moves()
+        return over
+
+    @property
+    def piles(self) -> dict[str, list[str]]:
+        """Every pile, hidden ones included: code -> card names, bottom first."""
+        return {
+            code: [NAMES[c] for c in pile] for code, pile in zip(self.PILES, self._p, strict=True)
+        }
+
+    def view(self) -> dict[str, Any]:
+        """The public view: plain dicts, lists, strings, ints and bools; hidden piles as counts."""
+        names = NAMES
+        p = self._p
+        view: dict[str, Any] = {
+            "game": self.game_id,
+            "piles": {code: [names[c] for c in p[i]] for code, i in self._VISIBLE},
+            "hidden": {code: len(p[i]) for code, i in self._HIDDEN_AT},
+            "score": self.score,
+            "max_score": self.MAX_SCORE,
+            "moves": self.moves,
+            "won": self.won,
+            "over": self.over,
+        }
+        for name, _ in self.EXTRA_STATE:
+            view[name] = getattr(self, name)
+        return view
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        assert isinstance(other, Game)
+        return (
+            self.seed == other.seed
+            and self.moves == other.moves
+            and self._p == other._p
+            and all(getattr(self, n) == getattr(other, n) for n, _ in self.EXTRA_STATE)
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # games are mutable
+
+    def __repr__(self) -> str:
+        return (
+            f"<{type(self).__name__} seed={self.seed} moves={self.moves} "
+            f"score={self.score}/{self.MAX_SCORE}>"
+        )
+
+    @classmethod
+    def render_view(cls, view: Mapping[str, Any]) -> str:
+        """A plain-text board of a public view of this game."""
+        status = "  WON" if view["won"] else "  OVER" if view["over"] else ""
+        header = f"{cls.title}  score {view['score']}/{view['max_score']}  moves {view['moves']}"
+        for name, _ in cls.EXTRA_STATE:
+            header += f"  {name.replace('_', ' ')} {view[name]}"
+        return "\n".join([header + status, *cls._render_rows(view)])
+
+    @classmethod
+    def _render_rows(cls, view: Mapping[str, Any]) -> list[str]:
+        piles, hidden = view["piles"], view["hidden"]
+        lines = []
+        for row in cls.RENDER_ROWS:
+            if len(row) == 1:
+                code = row[0]
+                shown = f"{hidden[code]} face down" if code in hidden else _cards(piles[code])
+                lines.append(f"{code}: {shown}")
+                continue
+            cells = []
+            for code in row:
+                if code in hidden:
+                    cells.append(f"{code}: {hidden[code]} face down")
+                else:
+                    pile = piles[code]
+                    more = f" ({len(pile)})" if len(pile) > 1 else ""
+                    cells.append(f"{code}: {pile[-1] if pile else '--'}{more}")
+            lines.append("   ".join(cells))
+        return lines
+
+    # --- hooks for game modules --------------------------------------------------------
+    @classmethod
+    def _layout(cls, order: list[int]) -> list[list[int]]:
+        """The piles (in PILES order) that the deal makes from the dealt card order."""
+        raise NotImplementedError
+
+    @classmethod
+    def _canonical(cls, src: int, dst: int) -> Move:
+        """The parsed form of SRC-DST; a game with alternative spellings folds them here."""
+        return (src, dst)
+
+    def _check_position(self) -> None:
+        """Raise ValueError if a built position breaks the game's pile limits."""
+
+    def _settle(self) -> None:
+        """Automatic actions after the deal and after every move (none by default)."""
+
+    def _deal(self) -> None:
+        raise IllegalMove(f"{self.title} has no 'deal' move")
+
+    def _move(self, src: int, dst: int) -> None:
+        raise NotImplementedError
+
+    def _legal_moves(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def score(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def won(self) -> bool:
+        raise NotImplementedError
+
+    # --- shared helpers ----------------------------------------------------------------
+    @classmethod
+    def _malformed(cls, move: object) -> str:
+        if not isinstance(move, str):
+            return f"a move must be a string, not {type(move).__name__}"
+        return f"malformed move {move!r} (moves look like {cls.MOVE_EXAMPLES})"
+
+    def _code(self, index: int) -> str:
+        return self.PILES[index]
+
+    def _top(self, index: int) -> int:
+        """The top card of a pile that the move uses as a source; IllegalMove if it is empty."""
+        pile = self._p[index]
+        if not pile:
+            raise IllegalMove(f"{self.PILES[index]} is empty")
+        return pile[-1]
+
+
+def _cards(pile: list[str]) -> str:
+    return " ".join(pile) if pile else "--"

@@ -1,0 +1,1 @@
+"""One module per game; each holds only that game's piles, deal and rules."""
