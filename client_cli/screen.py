@@ -117,7 +117,8 @@ class PlayScreen:
         title = Window(FormattedTextControl(self._title), height=1, style="reverse")
         board = Window(FormattedTextControl(self._main), width=MAIN_WIDTH + 1)
         side = Window(FormattedTextControl(self._side), width=SIDE_WIDTH)
-        body = VSplit([board, Window(width=1, char="│"), side], height=BODY_HEIGHT)
+        rule = "│" if self.theme.unicode else "|"
+        body = VSplit([board, Window(width=1, char=rule), side], height=BODY_HEIGHT)
         notice = Window(FormattedTextControl(self._notice), height=2, wrap_lines=True)
         line = Window(
             BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]),
@@ -152,9 +153,10 @@ class PlayScreen:
     def _title(self) -> StyleAndTextTuples:
         s = self.session
         what = "race" if s.kind == "race" else "daily challenge"
-        text = f" solitaire-race · {game_title(s.game)} {what}"
+        dot = "·" if self.theme.unicode else "-"
+        text = f" solitaire-race {dot} {game_title(s.game)} {what}"
         if s.race:
-            text += f" · {s.race}"
+            text += f" {dot} {s.race}"
         return [("", text)]
 
     def _main(self) -> StyleAndTextTuples:
