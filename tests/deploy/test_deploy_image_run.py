@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from deploy_files import image_stages
+from deploy_files import ROOT, image_stages
 
 from server.embedded_redis import free_port
 
@@ -148,6 +149,23 @@ def wait_healthy(run: ImageRun) -> None:
     raise AssertionError("no 200 from /healthz:\n" + run.log.read_text())
 
 
+def documented_metrics() -> set[str]:
+    """Metric families named in the README's metrics table."""
+    text = (ROOT / "deploy" / "README.md").read_text()
+    return set(re.findall(r"^\| `(solitaire_\w+)(?:\{\w+\})?` \|", text, re.M))
+
+
+def test_cluster_mode_without_a_cluster_url_is_refused_clearly(tmp_path: Path) -> None:
+    env = {**image_environment(free_port(), tmp_path), "SOLITAIRE_REDIS_CLUSTER": "1"}
+    out = subprocess.run(
+        [shutil.which("solitaire-server", path=env["PATH"]) or "solitaire-server"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "REDIS_URL" in out.stdout
+    assert not any(tmp_path.iterdir()), "nothing may be started or written"
+
+
 def test_server_runs_as_the_image_runs_it(image_run: ImageRun) -> None:
     wait_healthy(image_run)
     # Unprivileged, in its own data directory, with the embedded store living there.
@@ -160,6 +178,11 @@ def test_server_runs_as_the_image_runs_it(image_run: ImageRun) -> None:
             capture_output=True, text=True, timeout=30,
         )  # fmt: skip
         assert probe.returncode != 0 and "PermissionError" in probe.stderr, probe.stderr
+    # Every metric it exports is explained in deploy/README.md, and nothing else is.
+    with urllib.request.urlopen(f"http://127.0.0.1:{image_run.port}/metrics", timeout=5) as r:
+        exported = set(re.findall(r"^# TYPE (solitaire_\w+) ", r.read().decode(), re.M))
+    # (`*_created` families are prometheus_client's creation timestamps, documented as a group.)
+    assert {m for m in exported if not m.endswith("_created")} == documented_metrics()
     # The image's HEALTHCHECK, run as Docker would, agrees with /healthz.
     check = image_run.run_healthcheck()
     assert check.returncode == 0, check.stderr
