@@ -337,9 +337,13 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                 seats = await app.race_players(record.race)
                 progress = LiveGame(record, live.game).progress(now)
                 events.append(Event(to=seats, frames=[p.encode(progress)]))
+            # A resignation too is written only over the game it was decided on: a copy cached
+            # here may be stale if another connection of the player moved through another
+            # instance, and writing its record would undo those moves.
+            expect_n = n if n is not None else len(live.move_list)
             try:
                 outcome = await app.store.write_game(
-                    record, move, n if n is not None else -1, now, encode_events(events)
+                    record, move, expect_n, now, encode_events(events)
                 )
             except StoreUnavailable as exc:
                 app.cache.evict(gid)

@@ -3,6 +3,7 @@ midnight UTC by configuration (SOLITAIRE_CLOCK_OFFSET_S), and a real crossing of
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import time
 
@@ -191,3 +192,42 @@ async def test_two_days_of_daily_play(servers: ServerFactory, redis: aioredis.Re
     finally:
         for c in (alice, bob, carol, dave):
             await c.close()
+
+
+async def test_one_attempt_even_when_asked_twice_at_once(servers: ServerFactory) -> None:
+    s1, s2 = servers.start(), servers.start()
+    first = await Client.connect(s1.ws_url)
+    try:
+        await first.hello("twin")
+        second = await Client.connect(s2.ws_url)
+        await second.hello("twin", token=first.token)
+        # The same player on two instances asks for today's attempt at the same moment.
+        a, b = await asyncio.gather(
+            first.request({"t": "daily", "game": "doublets"}),
+            second.request({"t": "daily", "game": "doublets"}),
+        )
+        assert a["t"] == b["t"] == "state" and a["gid"] == b["gid"] and a["view"] == b["view"]
+        assert a["score"] == 1  # Doublets starts with its base card on the foundation
+        # Both connections play the one attempt: a move on one is seen by the other.
+        legal = engine.legal_moves_from_view(a["view"])
+        moved = await first.request({"t": "move", "gid": a["gid"], "n": 0, "m": legal[0]})
+        assert moved["t"] == "state" and moved["n"] == 1
+        seen = await second.next("state", gid=a["gid"])
+        assert seen["n"] == 1
+        done = await second.request({"t": "resign", "gid": a["gid"]})
+        assert done["finished"]
+        for c in (first, second):
+            assert (await c.request({"t": "daily", "game": "doublets"}))["code"] == "already_played"
+        # Another game's daily is a separate attempt.
+        other = await first.request({"t": "daily", "game": "bakers_game"})
+        assert other["t"] == "state" and other["game"] == "bakers_game"
+        board = await second.request({"t": "leaderboard", "game": "doublets"})
+        assert board["total"] == 1 and board["me"]["moves"] == 1
+        await second.close()
+        # After a reconnect, only the unfinished attempt is listed as active.
+        again = await Client.connect(s2.ws_url)
+        welcome = await again.hello("twin", token=first.token)
+        assert [g["gid"] for g in welcome["active"]] == [other["gid"]]
+        await again.close()
+    finally:
+        await first.close()
