@@ -1,0 +1,105 @@
+"""The pure parts of the server, without sockets: ranking, limits, key layout, decoding."""
+
+from __future__ import annotations
+
+import msgspec
+from redis.crc import key_slot
+
+from server import protocol as p
+from server.games import GameRecord
+from server.keys import Keys, daily_gid, race_gid
+from server.races import Race, close_records, normalise_code, result
+from server.ratelimit import FloodGuard, TokenBucket
+
+
+def record(player: str, score: int, moves: int, finished_at: int, **kw: object) -> GameRecord:
+    return GameRecord(
+        gid=race_gid("ABCDEF", player), kind="race", game="quatorze", seed=5, player=player,
+        name=player.upper(), race="ABCDEF", started_at_ms=1000, finished=True,
+        finished_at_ms=finished_at, score=score, moves=moves, **kw,
+    )  # fmt: skip
+
+
+def test_standings_rank_by_score_time_moves_and_share_ties():
+    race = Race("ABCDEF", "quatorze", 5, "a", 8, 0, starts_at_ms=1000,
+                seats=[p.Seat(x, x.upper()) for x in "abcdef"])  # fmt: skip
+    games = [
+        record("a", 10, 30, 5000),
+        record("b", 12, 40, 9000),  # best score wins whatever the time
+        record("c", 10, 30, 5000),  # ties a on all three: same rank, listed after a (seat order)
+        record("d", 10, 25, 5000),  # same score and time as a, fewer moves: ahead of a
+        record("e", 10, 30, 4000),  # same score, faster: ahead of a, c, d
+        record("f", 2, 3, 2000, resigned=True),
+    ]
+    standings = result(race, games).standings
+    assert [(s.rank, s.player) for s in standings] == [
+        (1, "b"), (2, "e"), (3, "d"), (4, "a"), (4, "c"), (6, "f"),
+    ]  # fmt: skip
+    assert standings[0].time_ms == 8000 and standings[-1].resigned
+    assert result(race, games).seed == 5
+
+
+def test_close_records_stops_unfinished_seats_at_the_deadline():
+    open_seat = GameRecord(gid="r.ABCDEF.x", kind="race", game="quatorze", seed=5, player="x",
+                           name="X", race="ABCDEF", started_at_ms=1000, score=4)  # fmt: skip
+    done = record("y", 4, 2, 3000)
+    closed = close_records([open_seat, done], 31_000)
+    assert closed[0].finished and closed[0].timed_out and closed[0].finished_at_ms == 31_000
+    assert closed[1] is done
+
+
+def test_token_bucket_allows_burst_then_rate():
+    b = TokenBucket(rate=20, burst=60)
+    assert sum(b.allow(100.0) for _ in range(100)) == 60
+    assert sum(b.allow(101.0) for _ in range(100)) == 20  # one second later: 20 more
+
+
+def test_flood_guard_counts_a_five_second_window():
+    g = FloodGuard(limit=200, window=5)
+    assert not any(g.flooding(10.0 + i * 0.025) for i in range(200))  # 40/s for 5 s: at the limit
+    assert g.flooding(14.99)
+    g2 = FloodGuard(limit=200, window=5)
+    assert not any(g2.flooding(float(t)) for t in range(0, 1000, 1) for _ in range(39))
+
+
+def test_race_codes_are_normalised_or_refused():
+    assert normalise_code(" abc234 ") == "ABC234"
+    assert normalise_code("ABC10Z") is None  # 1 and 0 are not in the alphabet
+    assert normalise_code("ABCDEFG") is None
+
+
+def test_all_keys_of_a_race_share_one_cluster_slot():
+    k = Keys("sr")
+    gid = race_gid("K7P2QX", "p1")
+    game = k.game(gid)
+    assert game is not None
+    keys = [k.race_meta("K7P2QX"), k.race_seats("K7P2QX"), k.race_interest("K7P2QX"),
+            game.meta, game.moves, game.interest]  # fmt: skip
+    assert len({key_slot(x.encode()) for x in keys}) == 1
+    assert all(x.startswith("{sr:race:K7P2QX}") for x in keys)
+    daily = k.game(daily_gid("2026-01-02", "doublets", "p1"))
+    assert daily is not None
+    assert key_slot(daily.meta.encode()) == key_slot(k.player_games("p1").encode())
+    for bad in ("r.A", "x.y.z", "r.{A}.p", "r.A:B.p", "", "r..p"):
+        assert k.game(bad) is None, bad
+
+
+def test_decoder_reads_id_and_type_of_bad_frames():
+    d = p.RequestDecoder()
+    ok = d.decode(msgspec.msgpack.encode({"t": "move", "gid": "g", "n": 3, "m": "deal", "id": 9}))
+    assert isinstance(ok, p.Move) and ok.n == 3 and ok.id == 9
+    bad = d.decode(msgspec.msgpack.encode({"t": "move", "gid": "g", "n": "3", "m": "x", "id": 9}))
+    assert isinstance(bad, p.BadFrame) and bad.re == 9 and "$.n" in bad.msg
+    deep = d.decode(b"\x82\xa1t\xa3get\xa3gid" + b"\x91" * 50_000 + b"\xc0")
+    assert isinstance(deep, p.BadFrame)
+    assert isinstance(d.decode(b""), p.BadFrame)
+
+
+def test_state_messages_omit_absent_optional_fields():
+    st = p.State(gid="g", kind="daily", game="doublets", n=0, view={}, score=1, won=False,
+                 over=False, finished=False, elapsed_ms=0, date="2026-01-02")  # fmt: skip
+    decoded = msgspec.msgpack.decode(p.encode(st))
+    assert "race" not in decoded and "re" not in decoded and decoded["date"] == "2026-01-02"
+    created = msgspec.msgpack.decode(p.encode(p.Created(race="R", game="g", max_players=2,
+                                                        time_limit_s=None)))  # fmt: skip
+    assert "time_limit_s" in created and created["time_limit_s"] is None
