@@ -10,7 +10,9 @@
 3. For --seconds each, every client sends `leaderboard` requests one after another:
    the top 10, then the 10 entries around its own (around_me).
 4. The same queries, with the same concurrency, straight on Redis through the store's
-   one-round-trip window script (what the server does per request, minus everything else).
+   one-round-trip window script (what the server does per request, minus everything else),
+   and the time Redis itself spends per query (INFO commandstats; exact with the embedded
+   Redis, which nobody else uses; with a shared REDIS_URL other clients' scripts count too).
 
 Prints requests per second for each, the ratio server / Redis-alone, and p50/p99 latency.
 """
@@ -56,6 +58,12 @@ def random_result(rng: random.Random, player: str) -> Result:
         time_ms=rng.randint(20_000, 3_600_000),
         won=score == 48,
     )
+
+
+async def script_stats(redis: aioredis.Redis) -> tuple[int, int]:
+    """EVALSHA calls and microseconds so far, as Redis counts them (INFO commandstats)."""
+    stats = (await redis.info("commandstats")).get("cmdstat_evalsha", {})
+    return int(stats.get("calls", 0)), int(stats.get("usec", 0))
 
 
 async def wait_http(port: int, deadline_s: float = 30.0) -> None:
@@ -172,6 +180,7 @@ async def bench(args: argparse.Namespace, redis_url: str) -> None:
                 args.seconds, [lambda c=c, m=msg: c.ask(dict(m)) for c in clients]
             )
             rates[f"server {label}"] = summary(f"server (WebSocket) {label}", n, lat, args.seconds)
+            before = await script_stats(redis)
             n, lat = await run_for(
                 args.seconds,
                 [
@@ -182,6 +191,10 @@ async def bench(args: argparse.Namespace, redis_url: str) -> None:
                 ],
             )
             rates[f"redis {label}"] = summary(f"Redis alone (store) {label}", n, lat, args.seconds)
+            after = await script_stats(redis)
+            calls, usec = after[0] - before[0], after[1] - before[1]
+            if calls:
+                print(f"  {'  inside Redis (EVALSHA, per query)':<34} {usec / calls:9.1f} µs")
         print()
         for label in ("top 10", "around_me (10)"):
             ratio = rates[f"server {label}"] / rates[f"redis {label}"]
