@@ -257,23 +257,25 @@ class DailyService:
         """Close and rank the attempts whose day is over; returns those closed by this call.
 
         Any instance may call this every second or so: a short lock lets one of them do the
-        work, and the writes are idempotent anyway.
+        work (in batches, for at most half the lock's time per call), and the writes are
+        idempotent anyway.
         """
-        due = await self.redis.zrangebyscore(
-            self.keys.open_attempts(), "-inf", now_ms, start=0, num=SWEEP_BATCH
-        )
+        key = self.keys.open_attempts()
+        due = await self.redis.zrangebyscore(key, "-inf", now_ms, start=0, num=SWEEP_BATCH)
         if not due:
             return []
-        got = await self.redis.set(self.keys.sweep_lock(), owner, nx=True, px=lock_ms)
-        if not got:
+        if not await self.redis.set(self.keys.sweep_lock(), owner, nx=True, px=lock_ms):
             return []
         closed: list[GameRecord] = []
+        deadline = time.monotonic() + lock_ms / 2000
         try:
-            for raw in due:
-                gid = raw.decode() if isinstance(raw, bytes) else raw
-                closed_now = await self._close_one(gid)
-                if closed_now is not None:
-                    closed.append(closed_now)
+            while due and time.monotonic() < deadline:
+                for raw in due:
+                    gid = raw.decode() if isinstance(raw, bytes) else raw
+                    closed_now = await self._close_one(gid)
+                    if closed_now is not None:
+                        closed.append(closed_now)
+                due = await self.redis.zrangebyscore(key, "-inf", now_ms, start=0, num=SWEEP_BATCH)
         finally:
             await self.redis.delete(self.keys.sweep_lock())
         return closed
