@@ -178,10 +178,10 @@ def summary(session: GameSession, theme: Theme) -> str:
     if session.kind == "race" and session.race:
         if state is not None and not state.finished:
             return (
-                f"Left race {session.race}; your game stays open. "
+                f"Left race {session.race}; your game stays open.\n"
                 f"Carry on with: solitaire race join {session.race}"
             )
         return f"Left race {session.race}."
     if state is not None and not state.finished:
-        return f"Your daily attempt stays open. Carry on with: solitaire daily {session.game}"
+        return f"Your daily attempt stays open.\nCarry on with: solitaire daily {session.game}"
     return "Bye."

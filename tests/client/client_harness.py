@@ -52,8 +52,9 @@ class Terminal:
             self.type(text)
         self.keys("Enter")
 
-    def screen(self) -> str:
-        return self._tmux("capture-pane", "-p", "-t", self.name)
+    def screen(self, escapes: bool = False) -> str:
+        """The visible screen as text; with `escapes`, with its colour escape sequences."""
+        return self._tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", self.name)
 
     def wait_for(self, pattern: str, timeout: float = WAIT_S) -> re.Match[str]:
         """Wait until the screen matches the regular expression; fail with the screen shown."""

@@ -22,14 +22,30 @@ def open_race(
                       "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
     code = alice.wait_for(CODE.pattern).group(1)
     assert f"solitaire race join {code}" in alice.screen()
-    bob = terminals("bob", "race", "join", code, "--server", server.ws_url, "--name", "bob")
+    # bob's terminal has no colours (NO_COLOR) and he asks for ASCII suits.
+    bob = terminals("bob", "race", "join", code, "--server", server.ws_url, "--name", "bob",
+                    "--ascii", env={"NO_COLOR": "1"})  # fmt: skip
     bob.wait_for(r"Waiting for the host to start")
     alice.wait_for(r"^  bob\s+│")
     alice.enter()  # the host starts with a key
+    alice.wait_for(r"\[ J♦\]")  # deal 1's first cell
+    bob.wait_for(r"\[ JD\]")
     for player in (alice, bob):
-        player.wait_for(r"\[ J♦\]")  # deal 1's first cell
         player.wait_for(r"Moves\s+0")
     return alice, bob, code
+
+
+COLOUR = re.compile(r"\x1b\[[0-9;]*(?:38|48);[25];")  # a foreground/background colour
+
+
+def test_cards_are_coloured_unless_no_color_and_ascii_has_no_symbols(
+    terminals: Callable[..., Terminal], server: ServerProcess
+) -> None:
+    alice, bob, _code = open_race(terminals, server)
+    assert COLOUR.search(alice.screen(escapes=True))
+    plain = bob.screen(escapes=True)
+    assert not COLOUR.search(plain), plain
+    assert not set("♣♦♥♠") & set(bob.screen())
 
 
 def test_two_players_race_one_wins_and_both_see_the_standings(
@@ -45,7 +61,7 @@ def test_two_players_race_one_wins_and_both_see_the_standings(
         alice.enter(move)
     alice.wait_for(r"You won!")
     alice.wait_for(r"Score\s+52 / 52")
-    bob.wait_for(r"✓alice\s+52\s+26")
+    bob.wait_for(r"Walice\s+52\s+26")  # W: won, in ASCII
     bob.enter("resign")
     for player in (alice, bob):
         screen = player.wait_for(rf"Race {code} is over").string
@@ -107,6 +123,12 @@ def test_the_server_dies_mid_game_and_the_client_carries_on(
     for move in QUATORZE_WIN[4:]:
         alice.enter(move)
     alice.wait_for(r"You won!")
+    # bob leaves and comes back with the race code: his game is where he left it.
+    bob.enter("quit")
+    bob.wait_for(rf"solitaire race join {code}")
+    bob = terminals("bob", "race", "join", code, "--server", server.ws_url)
+    bob.wait_for(r"Welcome back")
+    bob.wait_for(r"✓alice\s+52\s+26|Moves\s+0")
     bob.enter("resign")
     for player in (alice, bob):
         screen = player.wait_for(rf"Race {code} is over").string
