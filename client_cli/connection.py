@@ -167,6 +167,9 @@ class Connection:
         except BaseException:
             await ws.close()
             raise
+        # Only what was pending before this point is resent below; later requests go out
+        # by themselves, so nothing is sent twice (a second `create` would be a second race).
+        unanswered = sorted(self._pending)
         self._ws = ws
         self.welcome = welcome
         self.connected = True
@@ -177,8 +180,13 @@ class Connection:
         for state in welcome.active:
             self.events.put_nowait(state)
         # Resend what the last connection left unanswered, in the order it was asked.
-        for rid in sorted(self._pending):
-            await ws.send(encode(self._pending[rid].message))
+        # If this connection drops too, the supervisor notices and tries again.
+        with contextlib.suppress(ConnectionClosed):
+            for rid in unanswered:
+                request = self._pending.get(rid)
+                if request is not None and not request.future.done():
+                    log.debug("resending %s", _brief(request.message))
+                    await ws.send(encode(request.message))
 
     async def _hello(self, ws: ClientConnection) -> Welcome:
         token = self.token
@@ -241,17 +249,19 @@ class Connection:
 
     async def _reconnect(self, reason: str) -> None:
         self._backoff.reset()
-        self.on_status(f"Connection lost ({reason}). Reconnecting…")
+        delay = self._backoff.next_delay()
+        self.on_status(f"Connection lost ({reason}); reconnecting in {delay:.1f} s…")
         while not self._closing:
-            delay = self._backoff.next_delay()
-            self.on_status(
-                f"Server unreachable; retrying in {delay:.1f} s (attempt {self._backoff.attempt})."
-            )
             await asyncio.sleep(delay)
             try:
                 await self._open_once()
             except (OSError, TimeoutError, WebSocketException, ProtocolError, ServerError) as exc:
                 log.info("reconnect attempt %d failed: %s", self._backoff.attempt, describe(exc))
+                delay = self._backoff.next_delay()
+                self.on_status(
+                    f"Server unreachable ({describe(exc)}); retrying in {delay:.1f} s "
+                    f"(attempt {self._backoff.attempt})."
+                )
                 continue
             self.on_status("Reconnected to the server.")
             return

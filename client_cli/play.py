@@ -99,8 +99,11 @@ class Play:
         if self.session.apply(message, reply=reply):
             self.listener.message(self._annotated(message))
             self.listener.changed()
-        if not was_finished and self.session.phase == "finished" and self.session.kind == "daily":
-            asyncio.get_running_loop().create_task(self._daily_over())
+        if not was_finished and self.session.phase == "finished":
+            if self.session.kind == "daily":
+                asyncio.get_running_loop().create_task(self._daily_over())
+            else:
+                self.session.say("Your game is over; waiting for the others to finish.")
         if self.session.state is not None:
             self.started.set()
         if self.session.phase in ("result", "done"):
