@@ -155,24 +155,29 @@ class Player:
         return reply
 
     async def play(self, gid: str, *, moves: int, pause_s: float, hold: asyncio.Event) -> None:
-        """Up to `moves` random legal moves; then, once `hold` is set, resign if still playing."""
+        """Up to `moves` random legal moves; once `hold` is set, resign if still playing."""
         made = 0
         while True:
             state = self.states[gid]
-            if state["finished"]:
+            if state["finished"] and hold.is_set():
                 return
-            legal = engine.legal_moves_from_view(state["view"]) if made < moves else []
+            legal = (
+                []
+                if state["finished"] or made >= moves
+                else engine.legal_moves_from_view(state["view"])
+            )
             if legal:
                 await self.move(gid, self.rng.choice(sorted(legal)))
                 made += 1
                 await asyncio.sleep(pause_s)
-            elif hold.is_set():
+            elif hold.is_set() and not state["finished"]:
                 reply = await self.request({"t": "resign", "gid": gid})
                 if reply["t"] != "state" or not reply["finished"]:
                     raise ProtocolError(f"{self.name}: resign answered {reply}")
                 return
             else:
-                # Waiting, but still talking, so that a restart of our instance reaches us too.
+                # Waiting, but still reading and talking, as a real client does: a restart of
+                # our instance reaches us too, and we answer its close frame at once.
                 reply = await self.request({"t": "get", "gid": gid})
                 assert reply["t"] == "state", reply
                 await asyncio.sleep(0.05)
