@@ -101,7 +101,7 @@ class Play:
             self.listener.changed()
         if not was_finished and self.session.phase == "finished":
             if self.session.kind == "daily":
-                asyncio.get_running_loop().create_task(self._daily_over())
+                self._tasks.append(asyncio.create_task(self._daily_over(), name="daily-over"))
             else:
                 self.session.say("Your game is over; waiting for the others to finish.")
         if self.session.state is not None:
