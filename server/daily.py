@@ -104,6 +104,15 @@ class DailyRefused(Exception):
         self.msg = msg
 
 
+# Create an attempt unless it exists. KEYS: game meta, the player's games set (one hash tag:
+# the player's). ARGV: gid, field, value, ... Returns 1 created, 0 it existed.
+_CREATE_ATTEMPT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('SADD', KEYS[2], ARGV[1])
+return 1
+"""
+
 # Close an attempt whose day is over, as it stands. KEYS: game meta. ARGV: end ms.
 # Returns 1 closed now, 0 already finished, -1 no such game.
 _CLOSE_ATTEMPT = """
@@ -140,6 +149,7 @@ class DailyService:
         self.clock = clock
         self.games = games
         self._close = self.redis.register_script(_CLOSE_ATTEMPT)
+        self._create_attempt = self.redis.register_script(_CREATE_ATTEMPT)
 
     # ------------------------------------------------------------ days and seeds
 
@@ -165,8 +175,7 @@ class DailyService:
             record = self._new_record(gid, player, name, game, date, now_ms)
             # Indexed first, so that the sweeper ranks it at midnight whatever happens next.
             await self.redis.zadd(self.keys.open_attempts(), {gid: record.ends_at_ms})
-            if await self.store.create_game(record):
-                await self.store.add_player_game(player, gid)
+            if await self._create(record):
                 if self.metrics is not None:
                     self.metrics.daily_started.labels(game).inc()
                 log.info("daily attempt started: player=%s game=%s date=%s", player, game, date)
@@ -180,6 +189,20 @@ class DailyService:
         if record.finished:
             raise DailyRefused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
         return record, False
+
+    async def _create(self, record: GameRecord) -> bool:
+        """Store a new attempt and list it among the player's games, in one atomic step (a
+        second connection asking at the same moment must never see it half written)."""
+        game_keys = self.store.game_keys(record.gid)
+        assert game_keys is not None
+        fields: list[str] = []
+        for k, v in record.to_redis().items():
+            fields += (k, v)
+        player_games = self.store.keys.player_games(record.player)
+        created = await self._create_attempt(
+            keys=[game_keys.meta, player_games], args=[record.gid, *fields]
+        )
+        return bool(created)
 
     def _new_record(
         self, gid: str, player: str, name: str, game: str, date: dt.date, now_ms: int
