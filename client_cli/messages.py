@@ -116,6 +116,10 @@ class Entry(msgspec.Struct):
     moves: int
     time_ms: int
     won: bool = False
+    # On the all-time board (date "all"): days played, days won, longest daily streak.
+    played: int | None = None
+    days_won: int | None = None
+    best_streak: int | None = None
 
 
 class Leaderboard(msgspec.Struct):

@@ -139,32 +139,48 @@ def result_lines(result: Result, me: str, theme: Theme) -> list[list[Fragment]]:
 def leaderboard_lines(board: Leaderboard, me: str, theme: Theme) -> list[list[Fragment]]:
     strong, label = theme.style("class:title"), theme.style("class:label")
     lines: list[list[Fragment]] = []
-    title = f"Daily {game_title(board.game)}, {board.date}"
+    all_time = board.date == "all"
+    title = f"Daily {game_title(board.game)}, {'all time' if all_time else board.date}"
     if board.me is not None:
         title += f": you are #{board.me.rank} of {board.total}"
     else:
-        title += f": {board.total} players"
+        title += f": {board.total} player{'' if board.total == 1 else 's'}"
     lines.append([(strong, title)])
     if board.seed is not None:
         lines.append([(label, f"Seed {board.seed} (the day is over)")])
     lines.append([])
-    lines.append([(label, f" #    {'Player':<{NAME_WIDTH}} {'':<3} Score Moves    Time")])
+    if all_time:
+        header = f" #    {'Player':<{NAME_WIDTH}} Score Played   Won Streak"
+    else:
+        header = f" #    {'Player':<{NAME_WIDTH}} {'':<3} Score Moves    Time"
+    lines.append([(label, header)])
     for entry in board.entries:
-        lines.append([_entry_line(entry, me, theme)])
+        lines.append([_entry_line(entry, me, theme, all_time)])
     if not board.entries:
         lines.append([(label, "  (nobody yet)")])
     return lines
 
 
-def _entry_line(entry: Entry, me: str, theme: Theme) -> Fragment:
+def _entry_line(entry: Entry, me: str, theme: Theme, all_time: bool = False) -> Fragment:
     mine = entry.player == me
     mark = ("▶" if theme.unicode else ">") if mine else " "
-    note = "won" if entry.won else ""
-    text = (
-        f"{mark}{entry.rank:>4} {entry.name[:NAME_WIDTH]:<{NAME_WIDTH}} {note:<3} "
-        f"{entry.score:>5} {entry.moves:>5} {clock(entry.time_ms):>7}"
-    )
+    name = f"{entry.name[:NAME_WIDTH]:<{NAME_WIDTH}}"
+    if all_time:
+        text = (
+            f"{mark}{entry.rank:>4} {name} {entry.score:>5} {_num(entry.played):>6} "
+            f"{_num(entry.days_won):>5} {_num(entry.best_streak):>6}"
+        )
+    else:
+        note = "won" if entry.won else ""
+        text = (
+            f"{mark}{entry.rank:>4} {name} {note:<3} "
+            f"{entry.score:>5} {entry.moves:>5} {clock(entry.time_ms):>7}"
+        )
     return (theme.style("class:me") if mine else "", text)
+
+
+def _num(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def leaderboard_panel(board: Leaderboard, me: str, theme: Theme) -> Canvas:

@@ -81,6 +81,8 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
         elif ctx.plain:
             PlainFront().message({"t": "status", "msg": text})
 
+    if not ctx.plain and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return fail("the play screen needs a terminal; scripts and bots use --plain")
     conn = ctx.connection(on_status)
     try:
         welcome = await conn.open()

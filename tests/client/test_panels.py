@@ -1,0 +1,63 @@
+"""Standings and leaderboards as text (expected lines written by hand)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from client_cli.messages import Leaderboard, Result
+from client_cli.panels import leaderboard_lines, plain_text, result_lines
+from client_cli.theme import Theme
+
+PLAIN = Theme(unicode=True, colour=False)
+
+
+def test_race_standings_with_the_seed() -> None:
+    result = msgspec.convert({
+        "race": "7K3M2P", "game": "bakers_game", "seed": 11982, "standings": [
+            {"rank": 1, "player": "a", "name": "ann", "score": 52, "moves": 91,
+             "time_ms": 301_000, "won": True, "resigned": False},
+            {"rank": 2, "player": "b", "name": "bo", "score": 17, "moves": 40,
+             "time_ms": 65_500, "won": False, "resigned": True},
+        ]}, Result)  # fmt: skip
+    assert plain_text(result_lines(result, "b", PLAIN)) == "\n".join([
+        "Race 7K3M2P is over: Baker's Game",
+        "Seed 11982 (replay the deal with it)",
+        "",
+        " #  Player                 Score Moves    Time",
+        " 1  ann           won         52    91    5:01",
+        " 2  bo            resigned    17    40    1:05",
+        "",
+        "Press Enter to leave.",
+    ])  # fmt: skip
+
+
+def test_daily_board_around_me_and_all_time_board() -> None:
+    day = msgspec.convert({
+        "game": "hopscotch", "date": "2026-11-28", "total": 40, "seed": 77,
+        "entries": [
+            {"rank": 11, "player": "x", "name": "xavier", "score": 48, "moves": 60,
+             "time_ms": 100_000, "won": True},
+            {"rank": 12, "player": "me", "name": "me", "score": 30, "moves": 70,
+             "time_ms": 90_000, "won": False},
+        ],
+        "me": {"rank": 12, "player": "me", "name": "me", "score": 30, "moves": 70,
+               "time_ms": 90_000, "won": False}}, Leaderboard)  # fmt: skip
+    assert plain_text(leaderboard_lines(day, "me", PLAIN)) == "\n".join([
+        "Daily Hopscotch, 2026-11-28: you are #12 of 40",
+        "Seed 77 (the day is over)",
+        "",
+        " #    Player           Score Moves    Time",
+        "   11 xavier       won    48    60    1:40",
+        "▶  12 me                  30    70    1:30",
+    ])  # fmt: skip
+    ever = msgspec.convert({
+        "game": "doublets", "date": "all", "total": 1,
+        "entries": [{"rank": 1, "player": "x", "name": "xavier", "score": 96, "moves": 0,
+                     "time_ms": 0, "won": False, "played": 3, "days_won": 1,
+                     "best_streak": 2}]}, Leaderboard)  # fmt: skip
+    assert plain_text(leaderboard_lines(ever, "me", Theme(unicode=False, colour=False))) == (
+        "Daily Doublets, all time: 1 player\n"
+        "\n"
+        " #    Player       Score Played   Won Streak\n"
+        "    1 xavier          96      3     1      2"
+    )
