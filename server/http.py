@@ -213,7 +213,7 @@ class HttpRoutes:
         board, seed = found
         today = daily.today()
         # Past days change only for the few seconds after midnight while open attempts close.
-        cache = "public, max-age=300" if seed is not None else "public, max-age=5"
+        cache = "public, max-age=60" if seed is not None else "public, max-age=5"
         if as_json:
             self.metrics.leaderboard_requests.labels("json").inc()
             body = self._json.encode(daily.leaderboard_message(board, seed))

@@ -208,6 +208,13 @@ async def test_leaderboard_page_in_a_real_browser(
         status, ctype, body = http_get(server.http_url + path)
         assert status == 404 and ctype.startswith("text/plain"), (path, status)
         assert 0 < len(body) < 200
+    status, _, body = http_get(f"{server.http_url}/leaderboard/{GAME}/{today}.json?limit=x")
+    assert status == 400 and "limit" in body
+    # The bare paths lead to today's board (urllib follows the redirect).
+    with urllib.request.urlopen(f"{server.http_url}/leaderboard/{GAME}", timeout=10) as r:
+        assert r.url.endswith(f"/leaderboard/{GAME}/{today.isoformat()}") and r.status == 200
+    with urllib.request.urlopen(f"{server.http_url}/leaderboard", timeout=10) as r:
+        assert r.url.endswith(f"/leaderboard/doublets/{today.isoformat()}")
 
 
 async def test_metrics_count_what_happened(servers: ServerFactory) -> None:
