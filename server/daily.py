@@ -44,7 +44,6 @@ DAY_MS = 86_400_000
 SWEEP_BATCH = 200
 
 SEED_MAX = 2**31 - 1
-SECRET_BYTES = 32
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
