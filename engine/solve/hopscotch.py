@@ -87,7 +87,9 @@ def urgency(found: tuple[int, ...], card: int) -> int:
 
 class HopscotchRules:
     def key(self, pos: Position) -> bytes:
-        return bytes(pos.found) + bytes((pos.dealt, pos.waste)) + b"\xff".join(sorted(pos.res))
+        # Within one search the stock is fixed: the count left stands for its contents.
+        left = len(pos.stock) - pos.dealt
+        return bytes(pos.found) + bytes((left, pos.waste)) + b"\xff".join(sorted(pos.res))
 
     def won(self, pos: Position) -> bool:
         return pos.dealt == len(pos.stock) and not pos.waste and not any(pos.res)

@@ -64,7 +64,8 @@ def remove_pair(pos: Position, a: int, b: int) -> Position:
 
 class QuatorzeRules:
     def key(self, pos: Position) -> bytes:
-        return pos.grid + bytes((pos.dealt,))
+        # Within one search the stock is fixed, so the count left stands for its contents.
+        return pos.grid + bytes((len(pos.stock) - pos.dealt,))
 
     def won(self, pos: Position) -> bool:
         return pos.dealt == len(pos.stock) and not any(pos.grid)
