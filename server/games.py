@@ -6,7 +6,7 @@ functions what to do, store what they say, and send what they return.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import engine
@@ -44,6 +44,24 @@ class GameRecord:
                 continue
             out[name] = ("1" if value else "0") if isinstance(value, bool) else str(value)
         return out
+
+    def evolve(self, **changes: Any) -> GameRecord:
+        """A copy with some fields changed (dataclasses.replace, without its checks)."""
+        new = object.__new__(GameRecord)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
+    def changing_fields(self) -> dict[str, str]:
+        """The stored fields that a move or a resignation may change."""
+        return {
+            "score": str(self.score),
+            "moves": str(self.moves),
+            "won": "1" if self.won else "0",
+            "over": "1" if self.over else "0",
+            "finished": "1" if self.finished else "0",
+            "finished_at_ms": str(self.finished_at_ms),
+            "resigned": "1" if self.resigned else "0",
+        }
 
     @classmethod
     def from_redis(cls, raw: dict[Any, Any], n: int) -> GameRecord:
@@ -182,8 +200,7 @@ def decide_move(
         return Refusal(p.ILLEGAL_MOVE, str(exc) or "illegal move")
     game = live.game
     over = bool(game.over)
-    new = replace(
-        rec,
+    new = rec.evolve(
         score=int(game.score),
         moves=int(game.moves),
         won=bool(game.won),
@@ -203,4 +220,4 @@ def decide_resign(live: LiveGame, now_ms: int) -> Refusal | GameRecord:
         return Refusal(p.ILLEGAL_MOVE, "the race has not started")
     if rec.time_up(now_ms):
         return Refusal(p.ILLEGAL_MOVE, "the time limit has passed", time_up=True)
-    return replace(rec, finished=True, resigned=True, finished_at_ms=now_ms)
+    return rec.evolve(finished=True, resigned=True, finished_at_ms=now_ms)

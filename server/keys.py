@@ -26,7 +26,11 @@ Game ids: a race seat is `r.CODE.PID`, a daily attempt `d.DATE.GAME.PID`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# Letters, digits, '.', '-', '_': never a brace or colon that could reach another key.
+_GID_CHARS = re.compile(r"[A-Za-z0-9._-]+")
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,8 @@ class Keys:
     # -- games
     def game(self, gid: str) -> GameKeys | None:
         """The keys of a game, or None if `gid` is not a well-formed game id."""
+        if not _GID_CHARS.fullmatch(gid):
+            return None
         parts = gid.split(".")
         if len(parts) == 3 and parts[0] == "r" and all(parts[1:]):
             tag = self.race_tag(parts[1])
@@ -87,8 +93,6 @@ class Keys:
             tag = self.player_tag(parts[3])
             interest = self.player_interest(parts[3])
         else:
-            return None
-        if any(c in gid for c in "{}: \t\r\n"):
             return None
         return GameKeys(f"{tag}:game:{gid}", f"{tag}:game:{gid}:moves", interest)
 

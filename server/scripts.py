@@ -20,7 +20,8 @@ end
 
 # KEYS: game meta, game moves, interest set [, race meta]
 # ARGV: expected n (-1: any), move ('' for none), now ms, origin, channel prefix,
-#       payload, field, value, ...
+#       payload, fields: msgpack array [field, value, ...] of the record's new values
+#       (one argument rather than dozens: redis-py packs every argument in Python)
 # Returns {status, n}: 1 applied, 0 n mismatch, -1 no such game, -2 finished, -3 time up.
 MOVE = (
     _RELAY
@@ -36,7 +37,7 @@ if ARGV[2] ~= '' then
   redis.call('RPUSH', KEYS[2], ARGV[2])
   n = n + 1
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+redis.call('HSET', KEYS[1], unpack(cmsgpack.unpack(ARGV[7])))
 if KEYS[4] then redis.call('HINCRBY', KEYS[4], 'gver', 1) end
 relay(KEYS[3], ARGV[4], ARGV[5], ARGV[6])
 return {1, n}

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State as WsState
@@ -45,6 +46,8 @@ class Session:
         self.bucket = TokenBucket(cfg.rate, cfg.burst)
         self.flood = FloodGuard(cfg.flood_limit, cfg.flood_window_s)
         self.busy = False
+        self._outbox: list[bytes] = []
+        self._flush_scheduled = False
 
     def __repr__(self) -> str:
         return f"<Session {self.uid} player={self.player}>"
@@ -147,7 +150,7 @@ class Session:
             return True
         except ConnectionClosed:
             raise
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, RedisError) as exc:
             log.warning("player %s: store unavailable: %s", self.player, exc)
             await self.error(p.UNAVAILABLE, "the store is unavailable; try again", request.id)
         except Exception:
@@ -166,22 +169,37 @@ class Session:
         await self.send(p.Error(re=re, code=code, msg=msg))
 
     async def send_frames(self, frames: Iterable[bytes]) -> None:
+        self.push(frames)
+
+    def push(self, frames: Iterable[bytes]) -> None:
+        """Queue frames; everything queued during one turn of the event loop leaves in one write.
+
+        Never waits: a reply and the events that follow it (a move's `state` and its
+        `progress`) cost one system call, and one slow reader never holds up the others.
+        """
         ws = self.ws
-        if ws.state is not WsState.OPEN:
+        if ws.protocol.state is not WsState.OPEN:
             return
         transport = ws.transport
-        if transport is not None and (
-            transport.get_write_buffer_size() > self.app.config.max_outbox_bytes
-        ):
-            # Never wait on one slow reader: it would hold up everyone it shares events with.
+        if transport.get_write_buffer_size() > self.app.config.max_outbox_bytes:
             log.warning("connection %s (player %s) reads too slowly: closed", self.uid, self.player)
             self.app.spawn(self.close(p.CLOSE_POLICY, "not reading fast enough"))
             return
-        try:
-            for frame in frames:
-                await ws.send(frame)
-        except ConnectionClosed:
-            pass
+        self._outbox.extend(frames)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        frames, self._outbox = self._outbox, []
+        protocol = self.ws.protocol
+        if not frames or protocol.state is not WsState.OPEN:
+            return
+        # websockets' Sans-I/O layer frames the messages; we hand the bytes to the transport.
+        for frame in frames:
+            protocol.send_binary(frame)
+        self.ws.transport.write(b"".join(protocol.data_to_send()))
 
     async def close(self, code: int, reason: str) -> None:
         with contextlib.suppress(ConnectionClosed):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError, RedisError, ResponseError
@@ -51,7 +52,9 @@ def create_redis(config: Config, url: str, *, decode_responses: bool = True) -> 
     }
     if config.redis_cluster:
         return RedisCluster.from_url(url, **options)
-    return aioredis.Redis.from_url(url, **options)
+    # Blocking: under a burst, requests wait their turn for a connection instead of failing.
+    pool = aioredis.BlockingConnectionPool.from_url(url, timeout=10, **options)
+    return aioredis.Redis(connection_pool=pool)
 
 
 def hash_token(token: str) -> str:
@@ -329,10 +332,8 @@ class Store:
         key_list = [keys.meta, keys.moves, keys.interest]
         if record.kind == "race":
             key_list.append(self.keys.race_meta(record.race))
-        fields: list[str] = []
-        for k, v in record.to_redis().items():
-            fields += (k, v)
-        args = [expect_n, move, now_ms, self.instance, self.channel_prefix, payload, *fields]
+        fields = _FIELDS_ENCODER.encode(_flat(record.changing_fields()))
+        args = [expect_n, move, now_ms, self.instance, self.channel_prefix, payload, fields]
         result = await self.commit.submit(scripts.MOVE, key_list, args)
         return MoveOutcome(int(result[0]), int(result[1]))
 
@@ -437,6 +438,9 @@ class Store:
 
     async def unindex(self, code: str, score: int) -> None:
         await self._eval(scripts.UNINDEX, [self.keys.running_index()], [code, score])
+
+
+_FIELDS_ENCODER = msgspec.msgpack.Encoder()
 
 
 def _flat(mapping: dict[str, str]) -> list[str]:

@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+"""Benchmark of the race server against a bare websockets+msgpack echo server, same run.
+
+    .venv/bin/python bench/server.py [--players 200] [--seconds 5] [--idle 5000]
+
+What it does (loopback only, bounded in time and connection count, stops by itself):
+
+1. Starts a bare echo server (websockets, msgpack decode + encode, no compression) in a
+   child process and drives it with N closed-loop bot connections sending move-sized
+   frames: round trips per second, p50/p99 round trip, server CPU per message.
+2. Starts the real `solitaire-server` (REDIS_URL if set, else its embedded valkey in a
+   temporary data dir) with the per-connection rate limit lifted (the bots play as fast as
+   replies come), and drives it with N bots, each the only seat of its own race, playing
+   legal moves of Doublets computed with the engine from the deal (a bot that finishes a
+   game creates and starts a new race). Every move is checked and stored before its reply;
+   at the end the stored move counts are compared with the acknowledged ones.
+3. Opens `--idle` connections to each server (to the race server as greeted players) and
+   reports the server's resident memory per idle connection.
+
+Prints the figures and the ratios server/echo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+from websockets.asyncio.client import connect
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from server.embedded_redis import EmbeddedRedis  # noqa: E402
+
+GAME = "doublets"
+enc = msgspec.msgpack.encode
+dec = msgspec.msgpack.decode
+
+
+# ---------------------------------------------------------------- echo server (child process)
+
+
+def run_echo_server(port: int) -> None:
+    from websockets.asyncio.server import serve
+
+    decoder = msgspec.msgpack.Decoder()
+    encoder = msgspec.msgpack.Encoder()
+
+    async def handler(ws) -> None:  # type: ignore[no-untyped-def]
+        async for frame in ws:
+            msg = decoder.decode(frame)
+            msg["re"] = msg.get("id")
+            await ws.send(encoder.encode(msg))
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024):
+            print("ready", flush=True)
+            await stop.wait()
+
+    asyncio.run(main())
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def raise_open_files(needed: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, max(soft, needed))
+    if want > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+
+
+def wait_port(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+def move_sequences(count: int) -> list[tuple[int, list[str]]]:
+    """Legal move sequences of whole Doublets games, from the engine (seed, moves)."""
+    out = []
+    for seed in range(1, count + 1):
+        g = engine.new_game(GAME, seed)
+        rnd = random.Random(seed)
+        moves = []
+        while not g.over:
+            m = rnd.choice(sorted(g.legal_moves()))
+            g.play(m)
+            moves.append(m)
+        out.append((seed, moves))
+    return out
+
+
+@dataclass
+class Load:
+    rtts: list[float] = field(default_factory=list)
+    moves: int = 0
+    races: int = 0
+    errors: int = 0
+    acked_by_gid: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Figures:
+    name: str
+    rate: float
+    p50_ms: float
+    p99_ms: float
+    cpu_us: float
+    idle_kb: float = 0.0
+
+
+def summarise(name: str, load: Load, seconds: float, cpu: float) -> Figures:
+    rtts = sorted(load.rtts)
+    p50 = statistics.median(rtts) * 1000 if rtts else float("nan")
+    p99 = rtts[int(len(rtts) * 0.99) - 1] * 1000 if rtts else float("nan")
+    return Figures(name, load.moves / seconds, p50, p99, cpu / max(load.moves, 1) * 1e6)
+
+
+# ---------------------------------------------------------------- bots
+
+
+async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, t_start: float,
+                   t_end: float, load: Load) -> None:  # fmt: skip
+    async with connect(url, compression=None) as ws:
+        _seed, moves = seqs[i % len(seqs)]
+        gid = f"r.BENCH{i}.player{i}"
+        n = 0
+        while True:
+            now = time.perf_counter()
+            if now >= t_end:
+                break
+            m = moves[n % len(moves)]
+            await ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": n}))
+            reply = dec(await ws.recv())
+            done = time.perf_counter()
+            if reply.get("re") != n:
+                load.errors += 1
+            if now >= t_start:  # the warm-up is not counted
+                load.rtts.append(done - now)
+                load.moves += 1
+            n += 1
+
+
+async def request(ws, msg: dict, rid: int) -> dict:  # type: ignore[no-untyped-def]
+    await ws.send(enc({**msg, "id": rid}))
+    while True:
+        reply = dec(await ws.recv())
+        if reply.get("re") == rid:
+            return reply
+
+
+async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, t_start: float,
+                   t_end: float, load: Load) -> None:  # fmt: skip
+    async with connect(url, compression=None, max_size=2**20) as ws:
+        rid = 0
+        welcome = await request(ws, {"t": "hello", "v": 1, "name": f"bot{i}"}, rid)
+        assert welcome["t"] == "welcome", welcome
+        k = i
+        while time.perf_counter() < t_end:
+            seed, moves = seqs[k % len(seqs)]
+            k += 7
+            rid += 1
+            created = await request(ws, {"t": "create", "game": GAME, "seed": seed}, rid)
+            rid += 1
+            started = await request(ws, {"t": "start", "race": created["race"]}, rid)
+            assert started["t"] == "start", started
+            gid = f"r.{created['race']}.{welcome['player']}"
+            load.races += 1
+            for n, m in enumerate(moves):
+                now = time.perf_counter()
+                if now >= t_end:
+                    break
+                rid += 1
+                await ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": rid}))
+                while True:
+                    reply = dec(await ws.recv())
+                    if reply.get("re") == rid:
+                        break
+                done = time.perf_counter()
+                if reply["t"] != "state" or reply["n"] != n + 1:
+                    load.errors += 1
+                    break
+                load.acked_by_gid[gid] = n + 1
+                if now >= t_start:  # the first second is warm-up
+                    load.rtts.append(done - now)
+                    load.moves += 1
+
+
+async def drive(bot, url: str, players: int, seconds: float, warmup: float, seqs,
+                pid: int) -> tuple[Load, float, float]:  # type: ignore[no-untyped-def]  # fmt: skip
+    """Run `players` bots; measure from the end of the warm-up: (load, seconds, server CPU s)."""
+    load = Load()
+    t0 = time.perf_counter()
+    t_start, t_end = t0 + warmup, t0 + warmup + seconds
+
+    async def cpu_mark() -> float:
+        await asyncio.sleep(max(0.0, t_start - time.perf_counter()))
+        return cpu_s(pid)
+
+    mark = asyncio.create_task(cpu_mark())
+    await asyncio.gather(*(bot(url, seqs, i, t_start, t_end, load) for i in range(players)))
+    cpu = cpu_s(pid) - await mark
+    return load, seconds, cpu
+
+
+async def idle_connections(url: str, count: int, pid: int, hello: bool) -> float:
+    """Server RSS growth per idle connection, in KB."""
+    await asyncio.sleep(0.5)
+    before = rss_kb(pid)
+    conns = []
+    for start in range(0, count, 250):
+        batch = await asyncio.gather(
+            *(
+                connect(url, compression=None, open_timeout=60)
+                for _ in range(start, min(count, start + 250))
+            )
+        )
+        if hello:
+            await asyncio.gather(
+                *(
+                    ws.send(enc({"t": "hello", "v": 1, "name": f"idle{j}", "id": 1}))
+                    for j, ws in enumerate(batch)
+                )
+            )
+            await asyncio.gather(*(ws.recv() for ws in batch))
+        conns += batch
+    await asyncio.sleep(1.0)
+    after = rss_kb(pid)
+    await asyncio.gather(*(ws.close() for ws in conns), return_exceptions=True)
+    return (after - before) / count
+
+
+# ---------------------------------------------------------------- main
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=int, default=200, help="concurrent bots (default 200)")
+    parser.add_argument("--seconds", type=float, default=5.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per run")
+    parser.add_argument("--idle", type=int, default=5000, help="idle connections (default 5000)")
+    parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_echo:
+        run_echo_server(args.serve_echo)
+        return 0
+    if not 1 <= args.players <= 2000 or not 0 < args.seconds <= 120 or not 0 <= args.idle <= 20000:
+        parser.error("players 1..2000, seconds up to 120, idle up to 20000")
+    raise_open_files(2 * args.idle + args.players + 1000)
+    return asyncio.run(run(args))
+
+
+async def run(args: argparse.Namespace) -> int:
+    print(f"bench/server.py: {args.players} players, {args.seconds:g} s measured "
+          f"(+{args.warmup:g} s warm-up), {args.idle} idle connections; {os.cpu_count()} CPUs")  # fmt: skip
+    seqs = move_sequences(40)
+    print(
+        f"  {GAME}: {len(seqs)} deals, {sum(len(m) for _, m in seqs)} legal moves from the engine"
+    )
+    tmp = Path(tempfile.mkdtemp(prefix="bench-server-"))
+    procs: list[subprocess.Popen[bytes]] = []
+    stoppers: list = []
+    try:
+        # 1. the echo baseline
+        port = free_port()
+        echo = subprocess.Popen(
+            [sys.executable, __file__, "--serve-echo", str(port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        procs.append(echo)
+        wait_port(port)
+        url = f"ws://127.0.0.1:{port}/"
+        load, secs, cpu = await drive(echo_bot, url, args.players, args.seconds, args.warmup,
+                                      seqs, echo.pid)  # fmt: skip
+        echo_f = summarise("echo (websockets+msgpack)", load, secs, cpu)
+        if args.idle:
+            echo_f.idle_kb = await idle_connections(url, args.idle, echo.pid, hello=False)
+        echo.send_signal(signal.SIGTERM)
+        echo.wait(10)
+
+        # 2. the race server, on REDIS_URL or on a valkey-server of our own
+        redis_url = os.environ.get("REDIS_URL")
+        redis_desc = redis_url or "embedded valkey-server"
+        if not redis_url:
+            embedded = EmbeddedRedis(data_dir=tmp / "valkey")
+            redis_url = embedded.start()
+            stoppers.append(embedded.stop)
+        port = free_port()
+        namespace = f"bench{uuid.uuid4().hex[:8]}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")}
+        env.update(
+            SOLITAIRE_NAMESPACE=namespace,
+            SOLITAIRE_DATA_DIR=str(tmp / "data"),
+            SOLITAIRE_RATE="1000000",
+            SOLITAIRE_BURST="1000000",
+            SOLITAIRE_LOG_LEVEL="WARNING",
+            REDIS_URL=redis_url,
+        )
+        exe = Path(sys.executable).with_name("solitaire-server")
+        server = subprocess.Popen(
+            [str(exe), "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=open(tmp / "server.log", "wb"),  # noqa: SIM115
+        )
+        procs.append(server)
+        wait_port(port)
+        url = f"ws://127.0.0.1:{port}/ws"
+        load, secs, cpu = await drive(race_bot, url, args.players, args.seconds, args.warmup,
+                                      seqs, server.pid)  # fmt: skip
+        server_f = summarise("solitaire-server", load, secs, cpu)
+        stored = await stored_moves(redis_url, namespace, load)
+        if args.idle:
+            server_f.idle_kb = await idle_connections(url, args.idle, server.pid, hello=True)
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+        await drop_namespace(redis_url, namespace)
+
+        # 3. report
+        print(f"  store: {redis_desc}; race server rate limit lifted for the bots")
+        print(f"  {'':28}{'moves/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'CPU us/msg':>12}"
+              f"{'KB/idle conn':>14}")  # fmt: skip
+        for f in (echo_f, server_f):
+            print(f"  {f.name:28}{f.rate:10.0f}{f.p50_ms:9.2f}{f.p99_ms:9.2f}{f.cpu_us:12.1f}"
+                  f"{f.idle_kb:14.1f}")  # fmt: skip
+        print(f"  ratio server/echo: throughput {server_f.rate / echo_f.rate:.2f} "
+              f"(target >= 0.50), p99 {server_f.p99_ms / echo_f.p99_ms:.2f} (target <= 3), "
+              f"idle memory {server_f.idle_kb / max(echo_f.idle_kb, 0.001):.2f}")  # fmt: skip
+        print(f"  races played: {load.races}; errors: {load.errors}; "
+              f"acknowledged moves found in the store: {stored[0]} of {stored[1]}")  # fmt: skip
+        idle_ok = "under" if server_f.idle_kb < 25 else "OVER"
+        print(
+            f"  {args.idle} idle players: {server_f.idle_kb:.1f} KB each ({idle_ok} the 25 KB target)"
+        )
+        return 0 if stored[0] == stored[1] and load.errors == 0 else 1
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for stop in stoppers:
+            stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def stored_moves(url: str, namespace: str, load: Load) -> tuple[int, int]:
+    """(acknowledged moves found in Redis, acknowledged moves) over every bot game."""
+    import redis.asyncio as aioredis
+
+    from server.keys import Keys
+
+    r = aioredis.Redis.from_url(url)
+    keys = Keys(namespace)
+    pipe = r.pipeline(transaction=False)
+    for gid in load.acked_by_gid:
+        pipe.llen(keys.game(gid).moves)  # type: ignore[union-attr]
+    counts = await pipe.execute()
+    await r.aclose()
+    found = sum(min(c, a) for c, a in zip(counts, load.acked_by_gid.values(), strict=True))
+    return found, sum(load.acked_by_gid.values())
+
+
+async def drop_namespace(url: str, namespace: str) -> None:
+    import redis.asyncio as aioredis
+
+    r = aioredis.Redis.from_url(url)
+    batch = [k async for k in r.scan_iter(match="{" + namespace + ":*", count=1000)]
+    for i in range(0, len(batch), 500):
+        await r.delete(*batch[i : i + 500])
+    await r.aclose()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
