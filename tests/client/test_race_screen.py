@@ -9,6 +9,7 @@ import re
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from client_deals import QUATORZE_SEED, QUATORZE_WIN
 from client_harness import Terminal
@@ -18,10 +19,10 @@ CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{6})")
 
 
 def open_race(
-    terminals: Callable[..., Terminal], server: ServerProcess
+    terminals: Callable[..., Terminal], server: ServerProcess, *alice_args: str
 ) -> tuple[Terminal, Terminal, str]:
     """alice creates a Quatorze race on deal 1, bob joins, alice starts it."""
-    alice = terminals("alice", "--server", server.ws_url, "--name", "alice",
+    alice = terminals("alice", "--server", server.ws_url, "--name", "alice", *alice_args,
                       "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
     code = alice.wait_for(CODE.pattern).group(1)
     assert f"solitaire race join {code}" in alice.screen()
@@ -108,9 +109,10 @@ def test_tab_completion_short_forms_and_an_illegal_move(
 
 
 def test_the_server_dies_mid_game_and_the_client_carries_on(
-    terminals: Callable[..., Terminal], server: ServerProcess
+    terminals: Callable[..., Terminal], server: ServerProcess, tmp_path: Path
 ) -> None:
-    alice, bob, code = open_race(terminals, server)
+    log = tmp_path / "alice.log"
+    alice, bob, code = open_race(terminals, server, "--log-file", str(log))
     for move in QUATORZE_WIN[:3]:
         alice.enter(move)
     alice.wait_for(r"Moves\s+3")
@@ -131,6 +133,8 @@ def test_the_server_dies_mid_game_and_the_client_carries_on(
     # The unanswered move was resent with the same n and applied once, then the next.
     alice.wait_for(r"Moves\s+5")
     alice.wait_for(r"Score\s+10 / 52")
+    resent = [line for line in log.read_text().splitlines() if "resending" in line]
+    assert len(resent) == 1 and "'n': 3, 'm': 'c3-c23'" in resent[0], resent
     for move in QUATORZE_WIN[5:]:
         alice.enter(move)
     alice.wait_for(r"You won!")
