@@ -79,6 +79,12 @@ class Play:
         self.listener.message({"t": "status", "msg": text})
         self.listener.changed()
 
+    def tell(self, text: str, error: bool = False, **extra: str) -> None:
+        """A word from the client itself: on the notice line, or a `notice` line in plain mode."""
+        self.session.say(text, error)
+        self.listener.message({"t": "notice", "msg": text, **extra})
+        self.listener.changed()
+
     # -- server side ---------------------------------------------------------------------
 
     async def _pump_events(self) -> None:
@@ -136,7 +142,7 @@ class Play:
         try:
             reply = await self.conn.request(request)
         except (ServerError, ConnectionLost) as exc:
-            self.session.say(f"Could not fetch the leaderboard: {exc}", error=True)
+            self.tell(f"Could not fetch the leaderboard: {exc}", error=True)
             return
         self.take(reply, reply=True)
 
@@ -148,10 +154,10 @@ class Play:
             try:
                 await self.handle(text)
             except ConnectionLost as exc:
-                self.session.say(f"Not sent: {exc}. Try again once reconnected.", error=True)
+                self.tell(f"Not sent: {exc}. Try again once reconnected.", error=True)
             except Exception:
                 log.exception("handling input %r", text)
-                self.session.say("Internal error in the client; see the log.", error=True)
+                self.tell("Internal error in the client; see the log.", error=True)
             finally:
                 self.inputs.task_done()
                 self.listener.changed()
@@ -178,10 +184,10 @@ class Play:
             self.listener.changed()
             await self.started.wait()
         if session.phase == "finished":
-            session.say("Your game is over; waiting for the others. quit leaves.")
+            self.tell("Your game is over; waiting for the others. quit leaves.")
             return
         if session.state is None:
-            session.say("The game has not started yet.")
+            self.tell("The game has not started yet.")
             return
         if word == "resign":
             await self._send({"t": "resign", "gid": session.state.gid})
@@ -191,9 +197,7 @@ class Play:
             return
         resolution = resolve(text, session.legal_moves())
         if resolution.move is None:
-            problem = resolution.problem or "Not a move."
-            session.say(problem, error=True)
-            self.listener.message({"t": "notice", "msg": problem, "input": text})
+            self.tell(resolution.problem or "Not a move.", error=True, input=text)
             return
         state = session.state
         move = {"t": "move", "gid": state.gid, "n": state.n, "m": resolution.move}
@@ -203,7 +207,7 @@ class Play:
     async def _start_race(self) -> None:
         session = self.session
         if session.host and session.me and session.host != session.me:
-            session.say("Only the host can start the race.", error=True)
+            self.tell("Only the host can start the race.", error=True)
             return
         assert session.race is not None
         if await self._send({"t": "start", "race": session.race}):
