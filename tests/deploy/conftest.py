@@ -116,8 +116,22 @@ class LocalRedisCluster:
             return {str(k): str(v) for k, v in text.items()}
         return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
 
+    def links_up(self, node: EmbeddedRedis) -> bool:
+        """Whether `node` has finished its handshake with every other node and is connected
+        to it: only then does it forward a PUBLISH to them."""
+        with redis.Redis(host=self.host, port=node.port, decode_responses=True) as r:
+            text = r.execute_command("CLUSTER", "NODES")
+        if isinstance(text, dict):  # some redis-py versions parse the reply
+            return len(text) == self.masters and all(
+                v.get("connected") and "handshake" not in v.get("flags", "") for v in text.values()
+            )
+        lines = [line.split() for line in text.splitlines() if line.strip()]
+        return len(lines) == self.masters and all(
+            "handshake" not in f[2] and "noaddr" not in f[2] and f[7] == "connected" for f in lines
+        )
+
     def _wait_ok(self) -> None:
-        """Every node sees the whole cluster with all slots served."""
+        """Every node sees the whole cluster with all slots served and all links up."""
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
             infos = [self.cluster_info(node) for node in self.nodes]
@@ -126,7 +140,7 @@ class LocalRedisCluster:
                 and info.get("cluster_known_nodes") == str(self.masters)
                 and info.get("cluster_slots_ok") == "16384"
                 for info in infos
-            ):
+            ) and all(self.links_up(node) for node in self.nodes):
                 return
             if time.monotonic() > deadline:
                 raise RuntimeError(f"cluster not ready: {infos}")

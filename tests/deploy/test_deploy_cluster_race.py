@@ -8,16 +8,20 @@ import asyncio
 import itertools
 import json
 import random
+import signal
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgpack
 import pytest
 import redis
 from deploy_race import Player, race_code, seat_and_start
 from support.server_proc import ServerProcess
+from websockets.exceptions import ConnectionClosed
 
+import engine
 from server.keys import Keys
 
 GAME = "bakers_game"
@@ -184,3 +188,74 @@ async def test_rolling_restart_of_both_instances_loses_no_acknowledged_move(
     for p, final in zip(players, finals, strict=True):
         assert final["n"] == len(p.acked.get(gids[p.name], []))
     assert sum(len(p.acked.get(gids[p.name], [])) for p in players) > 0
+
+
+def planned_moves(view: dict, at_least: int) -> list[str]:
+    """A run of legal moves from a Baker's Game view (no hidden cards: the client can plan)."""
+    for attempt in range(100):
+        game = engine.game_class(GAME).from_view(view)
+        rng, moves = random.Random(attempt), []
+        while len(moves) < 30 and (legal := sorted(game.legal_moves())):
+            moves.append(rng.choice(legal))
+            game.play(moves[-1])
+        if len(moves) >= at_least:
+            return moves
+    raise AssertionError("no long enough run of moves")
+
+
+async def test_sigterm_with_moves_in_flight_stores_every_acknowledged_one(
+    redis_cluster, instances: list[ServerProcess], namespace: str
+) -> None:
+    """A burst of moves is on the wire when the instance gets SIGTERM: each one it answered is
+    stored, what it stored is exactly a prefix of what was sent, and the other instance
+    carries on from there."""
+    first, second = instances
+    host = Player("host", [first.ws_url])
+    guest = Player("guest", [second.ws_url])
+    try:
+        code = await race_code(host, GAME, seed=2024)
+        gids = await seat_and_start(host, [guest], code)
+        gid = gids["host"]
+        sent = planned_moves(host.states[gid]["view"], at_least=8)
+        for n, m in enumerate(sent):
+            await host.ws.send(
+                msgpack.packb({"t": "move", "gid": gid, "n": n, "m": m, "id": 1000 + n})
+            )
+        first.proc.send_signal(signal.SIGTERM)
+        acked, refused, close_code = [], [], None
+        try:
+            while True:
+                msg = msgpack.unpackb(await asyncio.wait_for(host.ws.recv(), 30))
+                if msg.get("re", 0) < 1000:
+                    continue
+                if msg["t"] == "state":
+                    acked.append(msg["re"] - 1000)
+                else:  # refused while draining, or out of order after a refused one
+                    assert msg["t"] == "error", msg
+                    assert msg["code"] in ("unavailable", "out_of_order"), msg
+                    refused.append(msg["re"] - 1000)
+        except ConnectionClosed as exc:
+            close_code = exc.rcvd.code if exc.rcvd else None
+        exit_code = await asyncio.to_thread(first.proc.wait, 30)
+        first.proc = None
+        kept = (await asyncio.to_thread(stored, redis_cluster.url, namespace, [gid]))[0][gid]
+        # Back through the other instance: the game continues from what was stored.
+        host.ws, host.urls = None, [second.ws_url]
+        await host.connect()
+        resumed_at = host.states[gid]["n"]
+        # ...and the moves it did not store are played there, as a client resends them.
+        for m in sent[resumed_at:]:
+            await host.move(gid, m)
+    finally:
+        await host.close()
+        await guest.close()
+
+    assert exit_code == 0 and close_code == 1001
+    assert acked == list(range(len(acked)))  # answered in order
+    assert all(r >= len(acked) for r in refused)
+    assert kept == sent[: len(kept)], "the store holds exactly a prefix of what was sent"
+    assert len(kept) >= len(acked), "an acknowledged move was lost"
+    assert resumed_at == len(kept)
+    assert host.states[gid]["n"] == len(sent)
+    moves_in_store, _ = stored(redis_cluster.url, namespace, [gid])
+    assert moves_in_store[gid] == sent
