@@ -32,6 +32,11 @@ QUATORZE_WIN = [
     "c2-c3", "c1-c11", "c1-c2", "c0-c4", "c1-c3", "c0-c5", "c0-c2", "c0-c1",
 ]  # fmt: skip
 
+BAKERS_OPENING = [
+    "t5-r0", "t5-r1", "t1-r1", "t7-r2", "t7-r3", "t7-t1", "t0-t1", "t2-t7", "r3-t2", "t0-t2",
+    "t0-r3",
+]  # fmt: skip
+
 BIN = Path(sys.executable).parent
 OUT = Path(__file__).resolve().parent
 LOGS = Path(os.environ.get("CAPTURE_LOGS", tempfile.gettempdir()))
@@ -41,6 +46,8 @@ def some_moves(game: str, count: int) -> list[str]:
     """A few plausible moves: foundation moves first, else something else, never a redeal."""
     if game == "quatorze":
         return QUATORZE_WIN[:count]
+    if game == "bakers_game":  # found by a best-first search: 7 cards home in 11 moves
+        return BAKERS_OPENING[:count]
     g = engine.new_game(game, 1)
     moves: list[str] = []
     while len(moves) < count and not g.over:
@@ -87,7 +94,7 @@ def main() -> None:
         server = ServerProcess(None, "boards", Path(tmp) / "server").start()
         sock = Path(tmp) / "tmux"
         try:
-            for game, count in (("doublets", 12), ("quatorze", 6), ("bakers_game", 5),
+            for game, count in (("doublets", 12), ("quatorze", 6), ("bakers_game", 11),
                                 ("hopscotch", 24)):  # fmt: skip
                 env = f"env XDG_CONFIG_HOME={tmp}/a LANG=C.UTF-8 TERM=xterm-256color"
                 args = f"--server {server.ws_url} --name alice race new {game} --seed 1"
