@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from engine.game import Game
 from engine.solve.cards import value
-from engine.solve.search import Budget, Outcome, depth_first
+from engine.solve.search import Budget, DepthFirst, Outcome
 
 NFOUND = 4
 NRES = 4
@@ -222,17 +222,28 @@ def beam_search(root: Position, budget: Budget, width: int) -> Outcome[Position]
 
 
 def search(root: Position, budget: Budget) -> Outcome[Position]:
-    """Exact search while the space is small, then beams of growing width."""
-    exact = depth_first(HopscotchRules(), root, budget, cap=_EXACT_NODES)
-    if exact.verdict != "gave_up":
-        return exact
-    best_line = exact.best_line
-    width = 4
-    while not budget.out():
-        out = beam_search(root, budget, width)
-        if out.verdict == "won":
-            return Outcome("won", out.moves, out.moves, budget.used)
+    """Exact depth-first search and beams of growing width, taking turns.
+
+    The beams find most wins; the exact search, resumed each turn with a
+    larger share, settles small positions (won or proven unwinnable).
+    """
+    exact = DepthFirst(HopscotchRules(), root)
+    best_line: list[str] = []
+    share, width = _EXACT_NODES, 4
+    while True:
+        out = exact.run(budget, cap=share)
+        if out.verdict != "gave_up":
+            return out
         if len(out.best_line) > len(best_line):
             best_line = out.best_line
-        width *= 4
+        if budget.out():
+            break
+        out = beam_search(root, budget, width)
+        if out.verdict == "won":
+            return out
+        if len(out.best_line) > len(best_line):
+            best_line = out.best_line
+        if budget.out():
+            break
+        share, width = share * 2, width * 4
     return Outcome("gave_up", [], best_line, budget.used)

@@ -85,27 +85,30 @@ class Outcome(Generic[S]):
     nodes: int
 
 
-def depth_first(
-    rules: SearchRules[S], root: S, budget: Budget, *, cap: int | None = None
-) -> Outcome[S]:
-    """Search every position reachable from `root` once, depth first.
+class DepthFirst(Generic[S]):
+    """Depth-first search of every position reachable from `root`, each once.
 
     A position's key joins the transposition set when the position is first
     generated, so it is never generated again; children are tried best first
     by `rules.promise`. When the stack empties without a win, every reachable
     position has been seen and the deal is proven unwinnable. The winning line
-    is the path on the stack when a won position is generated. `cap` bounds
-    this search's nodes below what the budget allows.
-    """
-    if rules.won(root):
-        return Outcome("won", [], [], 0)
-    seen = {rules.key(root)}
-    best = rules.progress(root)
-    best_line: list[str] = []
-    path: list[str] = []
-    nodes = 0
+    is the path on the stack when a won position is generated.
 
-    def expand(state: S) -> Iterator[tuple[str, S]]:
+    `run` may be called again after it gave up: it carries on where it stopped.
+    """
+
+    def __init__(self, rules: SearchRules[S], root: S) -> None:
+        self.rules = rules
+        self.nodes = 0
+        self._seen = {rules.key(root)}
+        self._path: list[str] = []
+        self._best = rules.progress(root)
+        self._best_line: list[str] = []
+        self._won = rules.won(root)
+        self._stack = [] if self._won else [self._expand(root)]
+
+    def _expand(self, state: S) -> Iterator[tuple[str, S]]:
+        rules, seen = self.rules, self._seen
         fresh = []
         for move, child in rules.children(state):
             k = rules.key(child)
@@ -115,22 +118,34 @@ def depth_first(
         fresh.sort(key=lambda t: -t[0])
         return iter([(move, child) for _, move, child in fresh])
 
-    stack = [expand(root)]
-    while stack:
-        for move, child in stack[-1]:
-            nodes += 1
-            path.append(move)
-            if rules.won(child):
-                return Outcome("won", path.copy(), path.copy(), nodes)
-            score = rules.progress(child)
-            if score > best:
-                best, best_line = score, path.copy()
-            if budget.spend() or nodes == cap:
-                return Outcome("gave_up", [], best_line, nodes)
-            stack.append(expand(child))
-            break
-        else:
-            stack.pop()
-            if stack:
-                path.pop()
-    return Outcome("unwinnable", [], best_line, nodes)
+    def run(self, budget: Budget, cap: int | None = None) -> Outcome[S]:
+        """Search on until decided, the budget is spent, or `cap` more nodes were entered."""
+        if self._won:
+            return Outcome("won", self._path.copy(), self._path.copy(), self.nodes)
+        rules, stack, path = self.rules, self._stack, self._path
+        entered = 0
+        while stack:
+            for move, child in stack[-1]:
+                self.nodes += 1
+                entered += 1
+                path.append(move)
+                if rules.won(child):
+                    self._won = True
+                    return Outcome("won", path.copy(), path.copy(), self.nodes)
+                score = rules.progress(child)
+                if score > self._best:
+                    self._best, self._best_line = score, path.copy()
+                stack.append(self._expand(child))
+                if budget.spend() or entered == cap:
+                    return Outcome("gave_up", [], self._best_line.copy(), self.nodes)
+                break
+            else:
+                stack.pop()
+                if stack:
+                    path.pop()
+        return Outcome("unwinnable", [], self._best_line.copy(), self.nodes)
+
+
+def depth_first(rules: SearchRules[S], root: S, budget: Budget) -> Outcome[S]:
+    """Search from `root` until decided or out of budget (see DepthFirst)."""
+    return DepthFirst(rules, root).run(budget)
