@@ -22,6 +22,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.bindings.completion import generate_completions
 from prompt_toolkit.layout import (
     BufferControl,
+    Dimension,
     Float,
     FloatContainer,
     FormattedTextControl,
@@ -118,8 +119,16 @@ class PlayScreen:
         board = Window(FormattedTextControl(self._main), width=MAIN_WIDTH + 1)
         side = Window(FormattedTextControl(self._side), width=SIDE_WIDTH)
         rule = "│" if self.theme.unicode else "|"
-        body = VSplit([board, Window(width=1, char=rule), side], height=BODY_HEIGHT)
-        notice = Window(FormattedTextControl(self._notice), height=2, wrap_lines=True)
+        # On a terminal shorter than 24 lines the board gives way first, never the move line.
+        body = VSplit(
+            [board, Window(width=1, char=rule), side],
+            height=Dimension(min=4, max=BODY_HEIGHT, preferred=BODY_HEIGHT),
+        )
+        notice = Window(
+            FormattedTextControl(self._notice),
+            height=Dimension(min=1, max=2, preferred=2),
+            wrap_lines=True,
+        )
         line = Window(
             BufferControl(self.input, input_processors=[BeforeInput(self._prompt)]),
             height=1,
