@@ -199,7 +199,7 @@ class Game:
         """True when no legal move is left (a won game is over)."""
         over = self._over
         if over is None:
-            over = self._over = self.won or not self._legal_moves()
+            over = self._over = self.won or not self._has_legal_move()
         return over
 
     @property
@@ -301,6 +301,10 @@ class Game:
 
     def _legal_moves(self) -> list[str]:
         raise NotImplementedError
+
+    def _has_legal_move(self) -> bool:
+        """Whether any move is legal; a game may answer faster than listing them all."""
+        return bool(self._legal_moves())
 
     @property
     def score(self) -> int:

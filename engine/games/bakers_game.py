@@ -171,6 +171,13 @@ class BakersGame(Game):
         del source[-n:]
         self._settle_after(src)
 
+    def _has_legal_move(self) -> bool:
+        p = self._p
+        # Any card can go to an empty reserve: the common case needs no move generation.
+        if not (p[0] and p[1] and p[2] and p[3]) and any(p[x] for x in COLUMNS):
+            return True
+        return bool(self._legal_moves())
+
     def _legal_moves(self) -> list[str]:
         p = self._p
         names = MOVE_NAME

@@ -101,6 +101,17 @@ class Quatorze(Game):
         n = len(cards)
         p[:CELLS] = [[c] for c in cards] + [[] for _ in range(CELLS - n)]
 
+    def _values(self) -> list[int]:
+        # An empty cell counts as -99 so that no sum with it reaches 14.
+        return [VALUE[pile[0]] if pile else -99 for pile in self._p[:CELLS]]
+
     def _legal_moves(self) -> list[str]:
-        value = [VALUE[pile[0]] if pile else -99 for pile in self._p[:CELLS]]
+        value = self._values()
         return [name for a, b, name in LINE_PAIRS if value[a] + value[b] == PAIR_SUM]
+
+    def _has_legal_move(self) -> bool:
+        value = self._values()
+        for a, b, _ in LINE_PAIRS:
+            if value[a] + value[b] == PAIR_SUM:
+                return True
+        return False
