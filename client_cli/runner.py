@@ -73,34 +73,28 @@ def fail(message: str) -> int:
 
 
 async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
-    holder: dict[str, Play] = {}
+    if not ctx.plain and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return fail("the play screen needs a terminal; scripts and bots use --plain")
+    play: Play | None = None
 
     def on_status(text: str) -> None:
-        if "play" in holder:
-            holder["play"].status(text)
+        if play is not None:
+            play.status(text)
         elif ctx.plain:
             PlainFront().message({"t": "status", "msg": text})
 
-    if not ctx.plain and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return fail("the play screen needs a terminal; scripts and bots use --plain")
     conn = ctx.connection(on_status)
     try:
         welcome = await conn.open()
     except ConnectError as exc:
         return fail(str(exc))
     session.me = welcome.player
-    front: Any
-    if ctx.plain:
-        front = PlainFront()
-    else:
-        from client_cli.screen import PlayScreen
+    play = Play(conn, session, PlainFront())
+    front: Any = play.listener
+    if not ctx.plain:
+        from client_cli.screen import PlayScreen  # only the screen needs prompt_toolkit
 
-        front = None
-    play = Play(conn, session, front)  # the screen is attached just below
-    holder["play"] = play
-    if front is None:
-        front = PlayScreen(play, ctx.theme)
-        play.listener = front
+        front = play.listener = PlayScreen(play, ctx.theme)
     play.start_tasks()
     try:
         try:
