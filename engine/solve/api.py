@@ -8,6 +8,7 @@ move strings that replay on the engine move for move.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
 
@@ -63,15 +64,21 @@ def solve_game(
     """Solve a game from its current position, knowing its hidden cards.
 
     With neither budget given the search stops after DEFAULT_BUDGET_S seconds.
-    Both may be given; the first one spent stops the search.
+    Both may be given; the first one spent stops the search. The game is not changed.
     """
+    return _solve(game, budget_nodes, budget_s, ())
+
+
+def _solve(
+    game: Game, budget_nodes: int | None, budget_s: float | None, avoid: Sequence[Game]
+) -> SolveResult:
     if budget_nodes is None and budget_s is None:
         budget_s = DEFAULT_BUDGET_S
     budget = Budget(nodes=budget_nodes, seconds=budget_s)
     if game.won:
         return SolveResult(game.game_id, "won", [], 0, 0.0, [])
     solver = SOLVERS[game.game_id]
-    out = solver.search(solver.from_game(game), budget)
+    out = solver.search(solver.from_game(game), budget, [solver.from_game(seen) for seen in avoid])
     return SolveResult(
         game_id=game.game_id,
         verdict=out.verdict,
@@ -105,13 +112,25 @@ def find_winnable_seed(
     raise LookupError(f"no winnable {game_id} deal found in {max_tries} seeds from {first_seed}")
 
 
-def best_move(game: Game, budget_s: float) -> str | None:
+def best_move(game: Game, budget_s: float, *, moves_so_far: Sequence[str] = ()) -> str | None:
     """A hint: the next move of a winning line from here, else the first move of the line
-    to the best position the search found, else any legal move; None when none is left."""
+    to the best position the search found, else any legal move; None when none is left.
+
+    `moves_so_far` are the moves that led from the deal to `game` (a practice game
+    keeps them for undo). The hint then never leads back to a position the game has
+    already been through; in Baker's Game, where moves can be undone by other moves,
+    that is what makes following hint after hint end in a win rather than a loop.
+    """
     legal = game.legal_moves()
     if not legal:
         return None
-    result = solve_game(game, budget_s=budget_s)
+    earlier: list[Game] = []
+    if moves_so_far and game.seed is not None:
+        past = new_game(game.game_id, game.seed)
+        for move in moves_so_far:
+            earlier.append(past.copy())
+            past.play(move)
+    result = _solve(game, None, budget_s, earlier)
     line = result.moves if result.verdict == "won" else result.best_line
     if line:
         return line[0]

@@ -13,7 +13,7 @@ cards still in play.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.game import Game
@@ -158,5 +158,5 @@ def from_game(game: Game) -> Position:
     return from_piles(game.piles)
 
 
-def search(root: Position, budget: Budget) -> Outcome[Position]:
-    return depth_first(BakersRules(), root, budget)
+def search(root: Position, budget: Budget, avoid: Iterable[Position] = ()) -> Outcome[Position]:
+    return depth_first(BakersRules(), root, budget, avoid)

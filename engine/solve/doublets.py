@@ -7,7 +7,7 @@ remaining stock and redeals used. The foundation wants (2 x top) mod 13 next.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.game import Game
@@ -112,5 +112,5 @@ def from_game(game: Game) -> Position:
     return from_piles(game.piles, redeals_left=game.redeals_left)  # type: ignore[attr-defined]
 
 
-def search(root: Position, budget: Budget) -> Outcome[Position]:
-    return depth_first(DoubletsRules(), root, budget)
+def search(root: Position, budget: Budget, avoid: Iterable[Position] = ()) -> Outcome[Position]:
+    return depth_first(DoubletsRules(), root, budget, avoid)

@@ -10,7 +10,7 @@ is wanted later than the card itself, or the reserve is empty).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.game import Game
@@ -221,13 +221,13 @@ def beam_search(root: Position, budget: Budget, width: int) -> Outcome[Position]
     return Outcome("gave_up", [], _unwind(best_line), nodes)
 
 
-def search(root: Position, budget: Budget) -> Outcome[Position]:
+def search(root: Position, budget: Budget, avoid: Iterable[Position] = ()) -> Outcome[Position]:
     """Exact depth-first search and beams of growing width, taking turns.
 
     The beams find most wins; the exact search, resumed each turn with a
     larger share, settles small positions (won or proven unwinnable).
     """
-    exact = DepthFirst(HopscotchRules(), root)
+    exact = DepthFirst(HopscotchRules(), root, avoid)
     best_line: list[str] = []
     share, width = _EXACT_NODES, 4
     while True:

@@ -7,7 +7,7 @@ differ only in suits share a key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.game import Game
@@ -91,5 +91,5 @@ def from_game(game: Game) -> Position:
     return from_piles(game.piles)
 
 
-def search(root: Position, budget: Budget) -> Outcome[Position]:
-    return depth_first(QuatorzeRules(), root, budget)
+def search(root: Position, budget: Budget, avoid: Iterable[Position] = ()) -> Outcome[Position]:
+    return depth_first(QuatorzeRules(), root, budget, avoid)

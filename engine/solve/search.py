@@ -95,12 +95,15 @@ class DepthFirst(Generic[S]):
     is the path on the stack when a won position is generated.
 
     `run` may be called again after it gave up: it carries on where it stopped.
+    Positions in `avoid` count as seen from the start: the search never
+    enters them (hints use this to never lead back to where a game has been).
     """
 
-    def __init__(self, rules: SearchRules[S], root: S) -> None:
+    def __init__(self, rules: SearchRules[S], root: S, avoid: Iterable[S] = ()) -> None:
         self.rules = rules
         self.nodes = 0
-        self._seen = {rules.key(root)}
+        self._seen = {rules.key(p) for p in avoid}
+        self._seen.add(rules.key(root))
         self._path: list[str] = []
         self._best = rules.progress(root)
         self._best_line: list[str] = []
@@ -146,6 +149,8 @@ class DepthFirst(Generic[S]):
         return Outcome("unwinnable", [], self._best_line.copy(), self.nodes)
 
 
-def depth_first(rules: SearchRules[S], root: S, budget: Budget) -> Outcome[S]:
+def depth_first(
+    rules: SearchRules[S], root: S, budget: Budget, avoid: Iterable[S] = ()
+) -> Outcome[S]:
     """Search from `root` until decided or out of budget (see DepthFirst)."""
-    return DepthFirst(rules, root).run(budget)
+    return DepthFirst(rules, root, avoid).run(budget)
