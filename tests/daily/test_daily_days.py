@@ -19,7 +19,7 @@ GAME = "hopscotch"
 DAY1 = dt.date(2031, 5, 10)
 DAY2 = DAY1 + dt.timedelta(days=1)
 MIDNIGHT = dt.datetime(DAY2.year, DAY2.month, DAY2.day, tzinfo=dt.UTC).timestamp()
-LEAD_S = 12.0  # the servers start this long before midnight
+LEAD_S = 20.0  # the servers start this long before midnight (room for a slow machine)
 
 
 def bot_move(view: dict) -> str:
