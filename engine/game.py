@@ -40,6 +40,8 @@ class Game:
     CARDS: ClassVar[frozenset[int]] = frozenset(FULL_DECK)
     """Every card of the game: the deck plus any card laid out before the shuffle."""
     MAX_SCORE: ClassVar[int]
+    LEAVE_PLAY: ClassVar[bool] = False
+    """Whether cards leave the game (Quatorze's removed pairs) instead of staying in a pile."""
     EXTRA_STATE: ClassVar[tuple[tuple[str, int], ...]] = ()
     """(attribute, value after the deal) for counters besides the piles; shown in the view."""
     MOVE_EXAMPLES: ClassVar[str]
@@ -105,6 +107,8 @@ class Game:
         Counters of EXTRA_STATE may be given by name. Automatic actions (Baker's Game
         auto-play) run on the position, as they do after every move.
         """
+        if isinstance(moves, bool) or not isinstance(moves, int) or moves < 0:
+            raise ValueError(f"moves must be a count, not {moves!r}")
         unknown = set(piles) - set(cls.PILES)
         if unknown:
             raise ValueError(f"{cls.title} has no pile {sorted(unknown)[0]!r}")
@@ -147,9 +151,13 @@ class Game:
             raise ValueError(f"the view's hidden piles are not those of {cls.title}")
         visible = {c for pile in shown.values() for c in parse_cards(pile, "view")}
         rest = [NAMES[c] for c in sorted(cls.CARDS) if c not in visible]
-        # Fewer hidden cards than unseen ones is fine: Quatorze's removed pairs leave play.
-        if sum(counts.values()) > len(rest):
-            raise ValueError("the view hides more cards than it leaves unaccounted for")
+        if not all(type(n) is int and n >= 0 for n in counts.values()):
+            raise ValueError("the view's hidden counts must be counts")
+        hidden = sum(counts.values())
+        if hidden > len(rest) or (hidden < len(rest) and not cls.LEAVE_PLAY):
+            raise ValueError(
+                f"the view hides {hidden} cards but leaves {len(rest)} unaccounted for"
+            )
         piles = dict(shown)
         start = 0
         for code, _ in cls._HIDDEN_AT:

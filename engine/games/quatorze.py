@@ -34,6 +34,7 @@ class Quatorze(Game):
     HIDDEN = frozenset({"s"})
     MOVE_CODES = MappingProxyType({code: i for i, code in enumerate(PILES)})
     MAX_SCORE = 52
+    LEAVE_PLAY = True
     MOVE_EXAMPLES = "'c3-c8' (two cells)"
 
     @classmethod
@@ -111,7 +112,4 @@ class Quatorze(Game):
 
     def _has_legal_move(self) -> bool:
         value = self._values()
-        for a, b, _ in LINE_PAIRS:
-            if value[a] + value[b] == PAIR_SUM:
-                return True
-        return False
+        return any(value[a] + value[b] == PAIR_SUM for a, b, _ in LINE_PAIRS)

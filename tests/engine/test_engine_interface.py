@@ -8,6 +8,7 @@ import pytest
 from engine_positions import position, refused
 
 import engine
+from engine.cards import NAMES
 
 VISIBLE = {
     "doublets": {"w", "f", *(f"r{i}" for i in range(7))},
@@ -210,9 +211,11 @@ def test_legal_moves_from_a_fresh_view(game_id: str) -> None:
 
 
 def test_legal_moves_from_view_uses_the_redeals_left() -> None:
-    game = position("doublets", f="AC", w="5S", redeals_left=0)
+    # A view accounts for the whole deck: the cards not in play here sit under AC.
+    rest = " ".join(c for c in NAMES if c not in ("AC", "5S"))
+    game = position("doublets", f=f"{rest} AC", w="5S", redeals_left=0)
     assert engine.legal_moves_from_view(game.view()) == []
-    game = position("doublets", f="AC", w="5S", redeals_left=1)
+    game = position("doublets", f=f"{rest} AC", w="5S", redeals_left=1)
     assert engine.legal_moves_from_view(game.view()) == ["deal"]
 
 
@@ -220,8 +223,12 @@ def test_legal_moves_from_view_refuses_a_broken_view() -> None:
     view = engine.new_game("doublets", 1).view()
     with pytest.raises(ValueError, match="unknown game"):
         engine.legal_moves_from_view({**view, "game": "klondike"})
-    with pytest.raises(ValueError, match="hides more cards"):
+    with pytest.raises(ValueError, match="hides 45 cards but leaves 44 unaccounted for"):
         engine.legal_moves_from_view({**view, "hidden": {"s": 45}})
+    with pytest.raises(ValueError, match="hides 43 cards but leaves 44 unaccounted for"):
+        engine.legal_moves_from_view({**view, "hidden": {"s": 43}})
+    with pytest.raises(ValueError, match="must be counts"):
+        engine.legal_moves_from_view({**view, "hidden": {"s": -1}})
     with pytest.raises(ValueError, match="not a card"):
         engine.legal_moves_from_view({**view, "piles": {**view["piles"], "w": ["XX"]}})
     with pytest.raises(ValueError, match="appears twice"):
@@ -276,5 +283,7 @@ def test_from_piles_checks_the_position() -> None:
         position("hopscotch", f0="AC", f1="2C", f2="3C", f3="4C", r0="AC")
     with pytest.raises(ValueError, match="needs its base card"):
         position("doublets", r0="5S")
+    with pytest.raises(ValueError, match="moves must be a count"):
+        position("quatorze", moves=-1)
     with pytest.raises(TypeError, match="no counter"):
         position("quatorze", redeals_left=1)
