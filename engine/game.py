@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from engine.cards import FULL_DECK, NAMES, parse_cards
 from engine.deal import check_seed, deal_order
@@ -99,7 +99,7 @@ class Game:
         moves: int = 0,
         seed: int | None = None,
         **extra: int,
-    ) -> Game:
+    ) -> Self:
         """A game in the position given by ``piles`` (code -> card names, bottom first).
 
         Piles left out are empty. The cards need not be a full deck (tests build small
@@ -137,7 +137,7 @@ class Game:
         return game
 
     @classmethod
-    def from_view(cls, view: Mapping[str, Any]) -> Game:
+    def from_view(cls, view: Mapping[str, Any]) -> Self:
         """A game consistent with a public view: its hidden piles hold the cards the view
         does not show, in canonical order (their contents never decide what is legal)."""
         if view.get("game") != cls.game_id:
@@ -168,7 +168,7 @@ class Game:
         extra = {name: view[name] for name, _ in cls.EXTRA_STATE}
         return cls.from_piles(piles, moves=view["moves"], **extra)
 
-    def copy(self) -> Game:
+    def copy(self) -> Self:
         """An independent copy (piles are copied, nothing is shared)."""
         new = object.__new__(type(self))
         new.seed = self.seed
