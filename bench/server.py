@@ -141,6 +141,7 @@ class Load:
     races: int = 0
     errors: int = 0
     acked_by_gid: dict[str, int] = field(default_factory=dict)
+    client_cpu: float = 0.0
 
 
 @dataclass
@@ -150,6 +151,7 @@ class Figures:
     p50_ms: float
     p99_ms: float
     cpu_us: float
+    client_cpu_us: float
     idle_kb: float = 0.0
 
 
@@ -157,7 +159,8 @@ def summarise(name: str, load: Load, seconds: float, cpu: float) -> Figures:
     rtts = sorted(load.rtts)
     p50 = statistics.median(rtts) * 1000 if rtts else float("nan")
     p99 = rtts[int(len(rtts) * 0.99) - 1] * 1000 if rtts else float("nan")
-    return Figures(name, load.moves / seconds, p50, p99, cpu / max(load.moves, 1) * 1e6)
+    per = 1e6 / max(load.moves, 1)
+    return Figures(name, load.moves / seconds, p50, p99, cpu * per, load.client_cpu * per)
 
 
 # ---------------------------------------------------------------- bots
@@ -237,14 +240,15 @@ async def drive(bot, url: str, players: int, seconds: float, warmup: float, seqs
     t0 = time.perf_counter()
     t_start, t_end = t0 + warmup, t0 + warmup + seconds
 
-    async def cpu_mark() -> float:
+    async def cpu_mark() -> tuple[float, float]:
         await asyncio.sleep(max(0.0, t_start - time.perf_counter()))
-        return cpu_s(pid)
+        return cpu_s(pid), cpu_s(os.getpid())
 
     mark = asyncio.create_task(cpu_mark())
     await asyncio.gather(*(bot(url, seqs, i, t_start, t_end, load) for i in range(players)))
-    cpu = cpu_s(pid) - await mark
-    return load, seconds, cpu
+    server0, client0 = await mark
+    load.client_cpu = cpu_s(os.getpid()) - client0
+    return load, seconds, cpu_s(pid) - server0
 
 
 async def idle_connections(url: str, count: int, pid: int, hello: bool) -> float:
@@ -296,7 +300,8 @@ def main() -> int:
 
 async def run(args: argparse.Namespace) -> int:
     print(f"bench/server.py: {args.players} players, {args.seconds:g} s measured "
-          f"(+{args.warmup:g} s warm-up), {args.idle} idle connections; {os.cpu_count()} CPUs")  # fmt: skip
+          f"(+{args.warmup:g} s warm-up), {args.idle} idle connections; "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     seqs = move_sequences(40)
     print(
         f"  {GAME}: {len(seqs)} deals, {sum(len(m) for _, m in seqs)} legal moves from the engine"
@@ -363,20 +368,20 @@ async def run(args: argparse.Namespace) -> int:
 
         # 3. report
         print(f"  store: {redis_desc}; race server rate limit lifted for the bots")
-        print(f"  {'':28}{'moves/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'CPU us/msg':>12}"
-              f"{'KB/idle conn':>14}")  # fmt: skip
+        print(f"  {'':28}{'moves/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'server CPU':>12}"
+              f"{'bots CPU':>10}{'KB/idle conn':>14}")  # fmt: skip
+        print(f"  {'':28}{'':>10}{'':>9}{'':>9}{'us/move':>12}{'us/move':>10}")
         for f in (echo_f, server_f):
             print(f"  {f.name:28}{f.rate:10.0f}{f.p50_ms:9.2f}{f.p99_ms:9.2f}{f.cpu_us:12.1f}"
-                  f"{f.idle_kb:14.1f}")  # fmt: skip
+                  f"{f.client_cpu_us:10.1f}{f.idle_kb:14.1f}")  # fmt: skip
         print(f"  ratio server/echo: throughput {server_f.rate / echo_f.rate:.2f} "
               f"(target >= 0.50), p99 {server_f.p99_ms / echo_f.p99_ms:.2f} (target <= 3), "
               f"idle memory {server_f.idle_kb / max(echo_f.idle_kb, 0.001):.2f}")  # fmt: skip
         print(f"  races played: {load.races}; errors: {load.errors}; "
               f"acknowledged moves found in the store: {stored[0]} of {stored[1]}")  # fmt: skip
         idle_ok = "under" if server_f.idle_kb < 25 else "OVER"
-        print(
-            f"  {args.idle} idle players: {server_f.idle_kb:.1f} KB each ({idle_ok} the 25 KB target)"
-        )
+        print(f"  {args.idle} idle players: {server_f.idle_kb:.1f} KB each "
+              f"({idle_ok} the 25 KB target)")  # fmt: skip
         return 0 if stored[0] == stored[1] and load.errors == 0 else 1
     finally:
         for p in procs:
