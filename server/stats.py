@@ -92,7 +92,8 @@ class GameStats(msgspec.Struct):
     win_streak: int = 0
     best_win_streak: int = 0
     total_score: int = 0
-    last_played: str | None = None
+    # Absent (not nil) until the player has played, like every optional field we send.
+    last_played: str | msgspec.UnsetType = msgspec.UNSET
 
 
 def current(run_length: int, run_end: int, today: dt.date) -> int:
@@ -154,7 +155,7 @@ class StatsStore:
                 out[game] = GameStats()
                 continue
             name = name or r.name
-            last = None
+            last: str | msgspec.UnsetType = msgspec.UNSET
             if r.streak_end >= 0:
                 last = (dt.date(1970, 1, 1) + dt.timedelta(days=r.streak_end)).isoformat()
             out[game] = GameStats(

@@ -171,6 +171,7 @@ async def test_two_days_of_daily_play(servers: ServerFactory, redis: aioredis.Re
         assert mine["player"] == bob.player and mine["name"] == "bob"
         assert (mine["games"][GAME]["played"], mine["games"][GAME]["streak"]) == (1, 1)
         assert mine["games"]["doublets"]["played"] == 0
+        assert "last_played" not in mine["games"]["doublets"]
         dv = (await alice.request({"t": "stats", "player": dave.player}))["games"][GAME]
         assert (dv["played"], dv["streak"]) == (1, 1)
         unknown = await alice.request({"t": "stats", "player": "0000000000000000"})
