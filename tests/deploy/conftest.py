@@ -22,6 +22,7 @@ import redis
 from server.embedded_redis import EmbeddedRedis, valkey_server_binary
 
 READY_TIMEOUT_S = 30.0
+LINK_SETTLE_MS = 1000
 # Cluster nodes gossip on port + 10000, so both ports must be free.
 BUS_PORT_OFFSET = 10000
 
@@ -55,6 +56,14 @@ def free_cluster_port(host: str = "127.0.0.1", taken: set[int] | None = None) ->
         if _bindable(bus, host):
             return port
     raise RuntimeError("no free port pair for a cluster node")
+
+
+def _as_dict(reply: object) -> dict[str, object]:
+    """A CLUSTER LINKS entry, whether redis-py hands it over as a dict or a flat list."""
+    if isinstance(reply, dict):
+        return reply
+    assert isinstance(reply, list)
+    return dict(zip(reply[::2], reply[1::2], strict=True))
 
 
 @dataclass
@@ -116,22 +125,28 @@ class LocalRedisCluster:
             return {str(k): str(v) for k, v in text.items()}
         return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
 
-    def links_up(self, node: EmbeddedRedis) -> bool:
-        """Whether `node` has finished its handshake with every other node and is connected
-        to it: only then does it forward a PUBLISH to them."""
+    def links_settled(self, node: EmbeddedRedis) -> bool:
+        """Whether `node` has a link to and from every other node, each older than
+        LINK_SETTLE_MS. A cluster forwards PUBLISH over these links, and valkey drops a link
+        whose first message is a forwarded publish, losing it: so tests wait until the links
+        of the young cluster have stopped being replaced."""
         with redis.Redis(host=self.host, port=node.port, decode_responses=True) as r:
-            text = r.execute_command("CLUSTER", "NODES")
-        if isinstance(text, dict):  # some redis-py versions parse the reply
-            return len(text) == self.masters and all(
-                v.get("connected") and "handshake" not in v.get("flags", "") for v in text.values()
-            )
-        lines = [line.split() for line in text.splitlines() if line.strip()]
-        return len(lines) == self.masters and all(
-            "handshake" not in f[2] and "noaddr" not in f[2] and f[7] == "connected" for f in lines
-        )
+            me = r.execute_command("CLUSTER", "MYID")
+            peers = {
+                line.split()[0]
+                for line in r.execute_command("CLUSTER", "NODES").splitlines()
+                if line.strip() and line.split()[0] != me
+            }
+            links = [_as_dict(link) for link in r.execute_command("CLUSTER", "LINKS")]
+        if len(peers) != self.masters - 1:
+            return False
+        now_ms = time.time() * 1000
+        return {(lk["direction"], lk["node"]) for lk in links} == {
+            (d, p) for d in ("to", "from") for p in peers
+        } and all(int(lk["create-time"]) < now_ms - LINK_SETTLE_MS for lk in links)
 
     def _wait_ok(self) -> None:
-        """Every node sees the whole cluster with all slots served and all links up."""
+        """Every node sees the whole cluster with all slots served, and its links have settled."""
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
             infos = [self.cluster_info(node) for node in self.nodes]
@@ -140,7 +155,7 @@ class LocalRedisCluster:
                 and info.get("cluster_known_nodes") == str(self.masters)
                 and info.get("cluster_slots_ok") == "16384"
                 for info in infos
-            ) and all(self.links_up(node) for node in self.nodes):
+            ) and all(self.links_settled(node) for node in self.nodes):
                 return
             if time.monotonic() > deadline:
                 raise RuntimeError(f"cluster not ready: {infos}")
