@@ -199,6 +199,7 @@ async def bench(args: argparse.Namespace, redis_url: str) -> None:
         for label in ("top 10", "around_me (10)"):
             ratio = rates[f"server {label}"] / rates[f"redis {label}"]
             print(f"ratio server / Redis alone, {label}: {ratio:.2f}")
+        print(f"load average at the end: {os.getloadavg()[0]:.2f}")
         for c in clients:
             await c.ws.close()  # type: ignore[attr-defined]
     finally:
@@ -221,7 +222,8 @@ def main() -> None:
     args = parser.parse_args()
     url = os.environ.get("REDIS_URL")
     print(f"cpu cores: {os.cpu_count()}, Redis: {url or 'embedded valkey-server'}, "
-          f"started {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")  # fmt: skip
+          f"started {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC, "
+          f"load average {os.getloadavg()[0]:.2f} (others' work shares the cores)")  # fmt: skip
     if url:
         asyncio.run(bench(args, url))
         return
