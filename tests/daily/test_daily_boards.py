@@ -32,6 +32,14 @@ def http_get(url: str) -> tuple[int, str, str]:
         return e.code, e.headers.get("Content-Type", ""), e.read().decode()
 
 
+def not_near_midnight() -> dt.date:
+    """Today (UTC), after waiting out the real midnight if it is less than a minute away."""
+    now = dt.datetime.now(dt.UTC)
+    if now.time() > dt.time(23, 59):
+        time.sleep(61 - now.second)
+    return dt.datetime.now(dt.UTC).date()
+
+
 def expected_ranks(results: list[Result]) -> tuple[list[str], dict[str, int]]:
     """Board order and rank of every player, computed independently of the server."""
 
@@ -58,10 +66,7 @@ async def test_ranks_and_around_me_on_a_board_of_thousands(
     try:
         for i, c in enumerate(clients):
             await c.hello(f"asker{i}")
-        today = dt.datetime.now(dt.UTC).date().isoformat()
-        if dt.datetime.now(dt.UTC).time() > dt.time(23, 59, 30):
-            time.sleep(35)  # don't let the real midnight split the test
-            today = dt.datetime.now(dt.UTC).date().isoformat()
+        today = not_near_midnight().isoformat()
         rng = random.Random(5)
         # Few distinct values, so that long runs of exact ties sit everywhere on the board.
         results = [
@@ -137,7 +142,7 @@ async def test_leaderboard_page_in_a_real_browser(
 ) -> None:
     chromium = ensure_chromium()
     server = servers.start(env={"SOLITAIRE_SECRET": "page-test-secret"})
-    today = dt.datetime.now(dt.UTC).date()
+    today = not_near_midnight()
     yesterday = today - dt.timedelta(days=1)
 
     # Today: hostile names arrive the real way (hello, daily, resign).
