@@ -8,10 +8,8 @@ rereads the record before answering from memory.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator
 from typing import Any
 
 from server.games import LiveGame
@@ -24,7 +22,7 @@ class LiveGames:
         self._store = store
         self._size = size
         self._items: OrderedDict[str, LiveGame] = OrderedDict()
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._locks: dict[str, list[Any]] = {}  # gid -> [lock, users]
 
     async def get(self, gid: str, *, fresh: bool = False) -> LiveGame | None:
         cached = self._items.get(gid)
@@ -50,19 +48,31 @@ class LiveGames:
     def evict(self, gid: str) -> None:
         self._items.pop(gid, None)
 
-    @contextlib.asynccontextmanager
-    async def lock(self, gid: str) -> AsyncIterator[None]:
+    def lock(self, gid: str) -> _GameLock:
         """Serialises the requests of this process on one game (the store guards the rest)."""
-        lock, users = self._locks.get(gid, (None, 0))
-        if lock is None:
-            lock = asyncio.Lock()
-        self._locks[gid] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[gid]
-            if users <= 1:
-                del self._locks[gid]
-            else:
-                self._locks[gid] = (lock, users - 1)
+        return _GameLock(self._locks, gid)
+
+
+class _GameLock:
+    """`async with`: one request at a time per game; the entry lives while anyone uses it."""
+
+    __slots__ = ("_entry", "_gid", "_locks")
+
+    def __init__(self, locks: dict[str, list[Any]], gid: str) -> None:
+        self._locks, self._gid = locks, gid
+        self._entry: list[Any] = []
+
+    async def __aenter__(self) -> None:
+        entry = self._locks.get(self._gid)
+        if entry is None:
+            entry = self._locks[self._gid] = [asyncio.Lock(), 0]
+        entry[1] += 1
+        self._entry = entry
+        await entry[0].acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        entry = self._entry
+        entry[0].release()
+        entry[1] -= 1
+        if entry[1] == 0:
+            del self._locks[self._gid]

@@ -101,13 +101,22 @@ class Write:
 
 
 class GroupCommit:
-    """Batches scripted writes into pipelines; each caller awaits its own result."""
+    """Batches scripted writes into pipelines; each caller awaits its own result.
 
-    def __init__(self, redis: Any, shas: dict[str, str]) -> None:
+    Up to `in_flight` pipelines run at once: while some wait for Redis, the writes
+    that arrive meanwhile form the next one. Two writes of one game are never in
+    flight together (the handlers hold a per-game lock while they wait), and the
+    scripts check the stored move count themselves, so the order between
+    pipelines does not matter.
+    """
+
+    def __init__(self, redis: Any, shas: dict[str, str], in_flight: int = 2) -> None:
         self._redis = redis
         self._shas = shas  # script text -> sha1
         self._pending: list[Write] = []
         self._wake = asyncio.Event()
+        self._slots = asyncio.Semaphore(in_flight)
+        self._writers: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self.batches = 0
@@ -135,11 +144,24 @@ class GroupCommit:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            batch, self._pending = self._pending, []
-            if batch:
-                await self._write(batch)
+            if self._pending:
+                await self._slots.acquire()
+                batch, self._pending = self._pending, []
+                writer = asyncio.create_task(self._write_then_release(batch))
+                self._writers.add(writer)
+                writer.add_done_callback(self._writers.discard)
+                if self._pending:
+                    self._wake.set()
             if self._closing and not self._pending:
+                if self._writers:
+                    await asyncio.gather(*self._writers, return_exceptions=True)
                 return
+
+    async def _write_then_release(self, batch: list[Write]) -> None:
+        try:
+            await self._write(batch)
+        finally:
+            self._slots.release()
 
     async def _write(self, batch: list[Write]) -> None:
         self.batches += 1
@@ -194,6 +216,7 @@ class Store:
         self.keys = Keys(config.namespace)
         self.instance = instance
         self._shas: dict[str, str] = {}
+        self._game_keys: dict[str, GameKeys] = {}
         self.commit = GroupCommit(redis, self._shas)
 
     @property
@@ -206,6 +229,11 @@ class Store:
 
     async def close(self) -> None:
         await self.commit.close()
+        if self.commit.batches:
+            log.info(
+                "group commit: %d writes in %d pipelines (%.1f a pipeline)",
+                self.commit.writes, self.commit.batches, self.commit.writes / self.commit.batches,
+            )  # fmt: skip
         with contextlib.suppress(Exception):
             await self.redis.aclose()
 
@@ -296,7 +324,14 @@ class Store:
     # ------------------------------------------------------------ games
 
     def game_keys(self, gid: str) -> GameKeys | None:
-        return self.keys.game(gid)
+        keys = self._game_keys.get(gid)
+        if keys is None:
+            keys = self.keys.game(gid)
+            if keys is not None:
+                if len(self._game_keys) >= 100_000:
+                    self._game_keys.clear()
+                self._game_keys[gid] = keys
+        return keys
 
     async def load_game(self, gid: str) -> tuple[GameRecord, list[str]] | None:
         keys = self.keys.game(gid)
@@ -348,7 +383,7 @@ class Store:
         is neither finished nor out of time; `payload` is relayed to the other
         instances interested in the game once written.
         """
-        keys = self.keys.game(record.gid)
+        keys = self.game_keys(record.gid)
         assert keys is not None
         key_list = [keys.meta, keys.moves, keys.interest]
         if record.kind == "race":
