@@ -166,19 +166,18 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Applied:
-    """The move is legal: `record` is the game's record after it (store it, then reply)."""
+    """The move is legal: `record` and `game` are the game after it (store, then reply)."""
 
     record: GameRecord
     move: str
+    game: Any  # engine.Game, a copy that played the move
 
 
 def decide_move(
     live: LiveGame, n: int, move: str, now_ms: int
 ) -> Retransmission | Refusal | Applied:
-    """Check a `move {n, m}` against a game; on success `live.game` has played the move.
-
-    The caller stores the returned record and move, and must drop `live` from
-    its cache if the store refuses them.
+    """Check a `move {n, m}` against a game. `live` is left as it was: on success the
+    move was played on a copy, which the caller adopts once the store has it.
     """
     count = len(live.move_list)
     if n < count:
@@ -194,11 +193,11 @@ def decide_move(
         return Refusal(p.ILLEGAL_MOVE, "the race has not started")
     if rec.time_up(now_ms):
         return Refusal(p.ILLEGAL_MOVE, "the time limit has passed", time_up=True)
+    game = live.game.copy()
     try:
-        live.game.play(move)
+        game.play(move)
     except engine.IllegalMove as exc:
         return Refusal(p.ILLEGAL_MOVE, str(exc) or "illegal move")
-    game = live.game
     over = bool(game.over)
     new = rec.evolve(
         score=int(game.score),
@@ -209,7 +208,7 @@ def decide_move(
         finished_at_ms=now_ms if over else 0,
         n=count + 1,
     )
-    return Applied(new, move)
+    return Applied(new, move, game)
 
 
 def decide_resign(live: LiveGame, now_ms: int) -> Refusal | GameRecord:

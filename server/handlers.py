@@ -329,13 +329,14 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                     await app.game_time_up(live.record)
                 return
             record = decision.record if isinstance(decision, Applied) else decision
-            state = LiveGame(record, live.game, live.move_list).state(now)
+            game = decision.game if isinstance(decision, Applied) else live.game
+            state = LiveGame(record, game, live.move_list).state(now)
             if move:
                 state.n = len(live.move_list) + 1
             events = [Event(to=[record.player], frames=[p.encode(state)], skip=session.uid)]
             if record.kind == "race":
                 seats = await app.race_players(record.race)
-                progress = LiveGame(record, live.game).progress(now)
+                progress = LiveGame(record, game).progress(now)
                 events.append(Event(to=seats, frames=[p.encode(progress)]))
             # A resignation too is written only over the game it was decided on: a copy cached
             # here may be stale if another connection of the player moved through another
@@ -351,7 +352,7 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                 await session.error(p.UNAVAILABLE, "the store is unavailable; resend", re)
                 return
             if outcome.status == 1:
-                live.record = record
+                live.record, live.game = record, game
                 if move:
                     live.move_list.append(move)
                     app.metrics.moves_accepted.inc()
