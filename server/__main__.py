@@ -7,6 +7,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from redis.exceptions import RedisError
+
 from server import logs
 from server.config import Config
 from server.embedded_redis import EmbeddedRedis
@@ -36,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         asyncio.run(App(config, url).run())
     except KeyboardInterrupt:
         pass
-    except OSError as exc:
+    except (OSError, RedisError) as exc:
         log.error("cannot serve: %s", exc)
         return 1
     finally:
