@@ -359,9 +359,13 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                 else:
                     log.info("game %s: player %s resigned", gid, player)
                 state.re = re
+                if record.finished and record.kind == "daily":
+                    # Ranked before its final state goes out: whoever sees that state may ask
+                    # for the board next and must find the attempt on it.
+                    await app.game_finished(record)
                 await session.send(state)
                 await app.hub.deliver(events)
-                if record.finished:
+                if record.finished and record.kind != "daily":
                     await app.game_finished(record)
                 return
             # The stored game moved on (another process, or its race closed): decide again.
