@@ -159,7 +159,9 @@ async def handle_create(session: Session, msg: p.Create) -> None:
         host_record = race.new_game_record(race.seats[0])
         # Listed with the player first, so that a crash right after cannot hide the seat.
         await app.store.add_player_game(player, host_record.gid)
-        if await app.store.create_race(race, host_record):
+        await app.store.share_interest(player, race.code)
+        events = [Event(to=[player], frames=[p.encode(race.lobby())], skip=session.uid)]
+        if await app.store.create_race(race, host_record, encode_events(events)):
             break
         await app.store.forget_player_games(player, [host_record.gid])
     else:
@@ -170,7 +172,8 @@ async def handle_create(session: Session, msg: p.Create) -> None:
         race.code, player, race.game, race.max_players, race.time_limit_s or "none",
     )  # fmt: skip
     await session.send(p.with_re(race.created(), msg.id))
-    await app.hub.deliver([Event(to=[player], frames=[p.encode(race.lobby())])])
+    await session.send(race.lobby())
+    await app.hub.deliver(events)
 
 
 async def handle_join(session: Session, msg: p.Join) -> None:
@@ -199,6 +202,7 @@ async def handle_join(session: Session, msg: p.Join) -> None:
         lobby = race.lobby()
         events = [Event(to=race.players(), frames=[p.encode(lobby)], skip=session.uid)]
         await app.store.add_player_game(player, record.gid)
+        await app.store.share_interest(player, code)
         status = await app.store.join_race(race, record, encode_events(events))
         if status == 1:
             log.info("race %s: player %s (%s) joined", code, player, session.name)

@@ -45,19 +45,23 @@ return {1, n}
 )
 
 # KEYS: race meta, seats, interest, host's game meta
-# ARGV: ttl s, seat entry, origin, number of race fields k, k race field/values...,
-#       game field/values...
+# ARGV: ttl s, seat entry, origin, channel prefix, payload, number of race fields k,
+#       k race field/values..., game field/values...
 # Returns 1 created, 0 the code is taken.
-CREATE_RACE = """
+CREATE_RACE = (
+    _RELAY
+    + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local k = tonumber(ARGV[4])
-redis.call('HSET', KEYS[1], unpack(ARGV, 5, 4 + k))
+local k = tonumber(ARGV[6])
+redis.call('HSET', KEYS[1], unpack(ARGV, 7, 6 + k))
 redis.call('RPUSH', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[4], unpack(ARGV, 5 + k))
+redis.call('HSET', KEYS[4], unpack(ARGV, 7 + k))
 redis.call('SADD', KEYS[3], ARGV[3])
 for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[1]) end
+relay(KEYS[3], ARGV[3], ARGV[4], ARGV[5])
 return 1
 """
+)
 
 # KEYS: race meta, seats, interest, new seat's game meta
 # ARGV: expected ver, seat entry, ttl s, origin, channel prefix, payload, game field/values...

@@ -313,6 +313,12 @@ class Store:
             pipe.sadd(key, self.instance)
         await pipe.execute()
 
+    async def share_interest(self, player: str, code: str) -> None:
+        """Let every instance where `player` is connected hear race `code`'s events."""
+        instances = set(await self.redis.smembers(self.keys.player_interest(player)))
+        instances.add(self.instance)
+        await self.redis.sadd(self.keys.race_interest(code), *sorted(instances))
+
     async def drop_interest(self, sets: Sequence[str]) -> None:
         if not sets:
             return
@@ -412,7 +418,7 @@ class Store:
         k = self.keys
         return [k.race_meta(code), k.race_seats(code), k.race_interest(code)]
 
-    async def create_race(self, race: Race, host_record: GameRecord) -> bool:
+    async def create_race(self, race: Race, host_record: GameRecord, payload: bytes) -> bool:
         """Store a new race with its host seated; False if the code is taken."""
         host_keys = self.keys.game(host_record.gid)
         assert host_keys is not None
@@ -421,6 +427,8 @@ class Store:
             self.config.lobby_ttl_s,
             _seat_entry(race.seats[0]),
             self.instance,
+            self.channel_prefix,
+            payload,
             len(race_fields),
             *race_fields,
             *_flat(host_record.to_redis()),

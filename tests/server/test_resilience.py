@@ -144,6 +144,34 @@ async def test_two_server_processes_share_one_race(servers):
         await close_all(seats)
 
 
+async def test_a_player_on_two_servers_hears_races_joined_on_either(servers):
+    s1, s2 = servers.start(), servers.start()
+    ann1, ann2, bob = [await Client.connect(u) for u in (s1.ws_url, s2.ws_url, s1.ws_url)]
+    try:
+        await ann1.hello("ann")
+        await ann2.hello("ann", token=ann1.token)
+        await bob.hello("bob")
+        # ann creates through s1, her connection to s2 hears everything too.
+        code = (await ann1.request({"t": "create", "game": "quatorze", "seed": 7}))["race"]
+        assert (await ann2.next("lobby", race=code))["host"] == ann1.player
+        await bob.request({"t": "join", "race": code})
+        lobby = await ann2.next("lobby", race=code)
+        assert [p["player"] for p in lobby["players"]] == [ann1.player, bob.player]
+        await ann1.request({"t": "start", "race": code})
+        await ann2.next("start", race=code)
+        gid = (await ann2.next("state", race=code))["gid"]
+        # ...and may play it from s2 while bob, on s1, sees the progress.
+        m = sorted(engine.new_game("quatorze", 7).legal_moves())[0]
+        reply = await ann2.request({"t": "move", "gid": gid, "n": 0, "m": m})
+        assert reply["t"] == "state" and reply["n"] == 1, reply
+        assert (await bob.next("progress", player=ann1.player))["moves"] == 1
+        assert (await ann1.next("state", gid=gid))["n"] == 0  # the start's
+        assert (await ann1.next("state", gid=gid))["n"] == 1  # the move made on s2
+    finally:
+        for c in (ann1, ann2, bob):
+            await c.close()
+
+
 async def test_reconnect_with_token_in_lobby_and_mid_race(server):
     host = await Client.connect(server.ws_url)
     guest = await Client.connect(server.ws_url)
