@@ -128,6 +128,9 @@ async def test_rolling_restart_behind_haproxy(
             *(p.play(gids[p.name], moves=60, pause_s=0.05, hold=hold) for p in players),
         )
         finals = [await p.request({"t": "get", "gid": gids[p.name]}) for p in players]
+        results = [
+            await p.wait_for(lambda m: m["t"] == "result" and m["race"] == code) for p in players
+        ]
     finally:
         for p in players:
             await p.close()
@@ -138,6 +141,12 @@ async def test_rolling_restart_behind_haproxy(
     assert [c for p in players for c in p.close_codes].count(1001) >= len(servers)
     # Every player finished through the balancer alone, and nothing acknowledged was lost.
     assert all(f["t"] == "state" and f["finished"] for f in finals)
+    # ...and each was told the result, which ranks every seat by what the store holds.
+    assert all(r == results[0] for r in results)
+    standings = {s["player"]: s for s in results[0]["standings"]}
+    assert set(standings) == {p.player for p in players}
+    for p in players:
+        assert standings[p.player]["moves"] == len(p.acked.get(gids[p.name], []))
     client = redis.Redis.from_url(redis_url, decode_responses=True)
     try:
         keys = Keys(redis_namespace)

@@ -163,6 +163,9 @@ async def test_rolling_restart_of_both_instances_loses_no_acknowledged_move(
             *(p.play(gids[p.name], moves=60, pause_s=0.08, hold=hold) for p in players),
         )
         finals = [await p.request({"t": "get", "gid": gids[p.name]}) for p in players]
+        results = [
+            await p.wait_for(lambda m: m["t"] == "result" and m["race"] == code) for p in players
+        ]
     finally:
         for p in players:
             await p.close()
@@ -179,6 +182,12 @@ async def test_rolling_restart_of_both_instances_loses_no_acknowledged_move(
     assert all(any(lo < t < hi for t in acks) for lo, hi in itertools.pairwise(bounds))
     # Every player finished, and the race closed with every seat ranked.
     assert all(f["t"] == "state" and f["finished"] for f in finals)
+    # ...and each was told the result, which ranks every seat by what the store holds.
+    assert all(r == results[0] for r in results)
+    standings = {s["player"]: s for s in results[0]["standings"]}
+    assert set(standings) == {p.player for p in players}
+    for p in players:
+        assert standings[p.player]["moves"] == len(p.acked.get(gids[p.name], []))
     result = stored_result(redis_cluster.url, namespace, code)
     assert {s["player"] for s in result["standings"]} == {p.player for p in players}
     # No acknowledged move was lost: the store holds exactly what the players saw acknowledged,
