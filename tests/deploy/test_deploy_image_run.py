@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from deploy_files import ROOT, image_stages
+from support.server_proc import delete_namespace
 
 from server.embedded_redis import free_port
 
@@ -93,17 +95,16 @@ def process_uid(pid: int) -> int:
     raise AssertionError("no Uid line")
 
 
-@pytest.fixture
-def image_run() -> Iterator[ImageRun]:
-    stage = image_stages()[-1]
-    (entry,) = stage.all("ENTRYPOINT")
+def start_image(extra_env: dict[str, str]) -> ImageRun:
+    """The image's entry point in the image's environment (plus `extra_env`), unprivileged."""
+    (entry,) = image_stages()[-1].all("ENTRYPOINT")
     # The user's own directory, like the image's /data owned by its user; not under pytest's
     # tmp_path, whose parents only root may enter.
     data_dir = Path(tempfile.mkdtemp(prefix="solitaire-image-"))
     if os.geteuid() == 0:
         os.chown(data_dir, NOBODY, NOBODY)
     port = free_port()
-    env = image_environment(port, data_dir)
+    env = {**image_environment(port, data_dir), **extra_env}
     command = entry.exec_form()
     command[0] = shutil.which(command[0], path=env["PATH"]) or command[0]
     log = Path(tempfile.mkdtemp(prefix="solitaire-image-log-")) / "stdout"
@@ -116,19 +117,74 @@ def image_run() -> Iterator[ImageRun]:
             stdout=out,
             stderr=err,
         )
-    run = ImageRun(process, port, env, data_dir, log)
+    return ImageRun(process, port, env, data_dir, log)
+
+
+def stop_image(run: ImageRun) -> None:
+    if run.process.poll() is None:
+        run.process.send_signal(signal.SIGTERM)
+        try:
+            run.process.wait(30)
+        except subprocess.TimeoutExpired:
+            run.process.kill()
+            run.process.wait()
+    shutil.rmtree(run.data_dir, ignore_errors=True)
+    shutil.rmtree(run.log.parent, ignore_errors=True)
+
+
+@pytest.fixture
+def image_run() -> Iterator[ImageRun]:
+    run = start_image({})
     try:
         yield run
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        shutil.rmtree(data_dir, ignore_errors=True)
-        shutil.rmtree(log.parent, ignore_errors=True)
+        stop_image(run)
+
+
+def compose_environment(service: str, redis_url: str, host_env: dict[str, str]) -> dict[str, str]:
+    """A service's environment as compose gives it: `${VAR:-default}` interpolated from
+    `host_env`, variables without a value passed through only when the host sets them, and the
+    compose network's `redis` host replaced by the test's Redis."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    env: dict[str, str] = {}
+    for key, value in compose["services"][service]["environment"].items():
+        if value is None:
+            if key in host_env:
+                env[key] = host_env[key]
+            continue
+
+        def interpolate(m: re.Match[str]) -> str:
+            return host_env.get(m.group(1)) or (m.group(2) or "")
+
+        env[key] = re.sub(r"\$\{(\w+)(?::-([^}]*))?\}", interpolate, str(value))
+    assert env["REDIS_URL"] == "redis://redis:6379/0"
+    env["REDIS_URL"] = redis_url
+    return env
+
+
+def test_server_runs_with_the_compose_environment(redis_url: str, redis_namespace: str) -> None:
+    """What `docker compose up` starts: the image, plus the compose file's environment."""
+    host_env = {"SOLITAIRE_NAMESPACE": redis_namespace}  # keeps the shared Redis tidy
+    run = start_image(compose_environment("server", redis_url, host_env))
+    try:
+        wait_healthy(run)
+        assert run.run_healthcheck().returncode == 0
+        assert run.env["SOLITAIRE_LOG_LEVEL"] == "INFO"
+        # With REDIS_URL set the data directory holds nothing: the store is elsewhere.
+        assert not any(run.data_dir.iterdir())
+        run.process.send_signal(signal.SIGTERM)
+        assert run.process.wait(30) == 0
+        settings = next(
+            json.loads(line)["msg"]
+            for line in run.log.read_text().splitlines()
+            if "settings" in line
+        )
+        assert (
+            "'redis_url': 'redis://" in settings and f"'namespace': '{redis_namespace}'" in settings
+        )
+    finally:
+        stop_image(run)
+        delete_namespace(redis_url, redis_namespace)
 
 
 def wait_healthy(run: ImageRun) -> None:
