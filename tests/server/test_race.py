@@ -186,7 +186,11 @@ async def test_time_limit_expiry_closes_the_race(servers):
         assert r["code"] == "illegal_move"
         st = await bob.client.request({"t": "get", "gid": bob.gid})
         assert st["finished"] and st["elapsed_ms"] == 30_000
-        assert "closed" in ahead.log_text() or "finished" in ahead.log_text()
+        assert f"race {code} finished (time limit)" in ahead.log_text()
+        # The result reaches each seat exactly once (relayed by the closer, never repeated).
+        await asyncio.sleep(1.5)
+        for s in seats:
+            assert len([m for m in s.client.history if m.get("t") == "result"]) == 1
     finally:
         await close_all(seats)
 
