@@ -29,7 +29,7 @@ import yaml
 from deploy_files import ROOT, image_stages
 from support.server_proc import delete_namespace
 
-from server.embedded_redis import free_port
+from server.embedded_redis import EmbeddedRedis, free_port
 
 NOBODY = 65534
 DOCKER_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -252,3 +252,24 @@ def test_server_runs_as_the_image_runs_it(image_run: ImageRun) -> None:
     assert all(isinstance(r, dict) for r in records)
     # Once the server is gone, the HEALTHCHECK fails, so Docker would notice.
     assert image_run.run_healthcheck().returncode != 0
+
+
+def test_image_healthcheck_fails_when_the_store_is_gone(tmp_path: Path) -> None:
+    """/healthz answers 503 once Redis is unreachable, and the image's HEALTHCHECK then fails,
+    so Docker marks the container unhealthy (and the balancer stops sending it players)."""
+    store = EmbeddedRedis(data_dir=tmp_path / "store")
+    store.start()
+    run = start_image({"REDIS_URL": store.url})
+    try:
+        wait_healthy(run)
+        assert run.run_healthcheck().returncode == 0
+        store.stop()
+        deadline = time.monotonic() + 30
+        while run.healthz() != 503:
+            assert time.monotonic() < deadline, "/healthz never reported the store gone"
+            time.sleep(0.2)
+        check = run.run_healthcheck()
+        assert check.returncode != 0 and "503" in check.stderr
+    finally:
+        stop_image(run)
+        store.stop()
