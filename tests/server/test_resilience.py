@@ -266,3 +266,35 @@ async def test_default_start_uses_embedded_valkey_and_keeps_games(tmp_path):
         assert (tmp_path / "data" / "valkey").is_dir()
     finally:
         server.stop()
+
+
+async def test_concurrent_moves_through_two_servers_apply_exactly_one(servers):
+    """The check of n against the stored count and the append are one atomic step."""
+    s1, s2 = servers.start(), servers.start()
+    _code, seats, _ = await seat_race(s1.ws_url, ["ann", "bob"], "quatorze", 7)
+    ann = seats[0]
+    other = await Client.connect(s2.ws_url)
+    try:
+        await other.hello("ann", token=ann.client.token)
+        g = engine.new_game("quatorze", 7)
+        applied: list[str] = []
+        for n in range(6):
+            first, second = sorted(g.legal_moves())[:2]
+            r1, r2 = await asyncio.gather(
+                ann.client.request({"t": "move", "gid": ann.gid, "n": n, "m": first}),
+                other.request({"t": "move", "gid": ann.gid, "n": n, "m": second}),
+            )
+            winners = [(r, m) for r, m in ((r1, first), (r2, second)) if r["t"] == "state"]
+            losers = [r for r in (r1, r2) if r["t"] == "error"]
+            assert len(winners) == 1 and len(losers) == 1, (r1, r2)
+            assert losers[0]["code"] == "out_of_order"
+            reply, move = winners[0]
+            assert reply["n"] == n + 1
+            g.play(move)
+            applied.append(move)
+        stored = await other.request({"t": "get", "gid": ann.gid})
+        assert stored["n"] == 6
+        assert stored["view"] == engine.replay("quatorze", 7, applied).view()
+    finally:
+        await other.close()
+        await close_all(seats)
