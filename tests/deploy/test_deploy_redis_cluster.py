@@ -68,3 +68,17 @@ async def test_publish_on_one_node_reaches_a_subscriber_on_another(redis_cluster
         await pubsub.aclose()
         await subscriber.aclose()
         await publisher.aclose()
+
+
+def test_the_compose_cluster_init_leaves_a_formed_cluster_alone(redis_cluster) -> None:
+    """The one-shot init runs again on every `docker compose up`: on a formed cluster it must
+    succeed without touching it (the fixture formed this one with the same command)."""
+    before = [redis_cluster.cluster_info(node) for node in redis_cluster.nodes]
+    out = redis_cluster.run_init()
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "--cluster create" not in out.stdout and "Performing hash slots" not in out.stdout
+    after = [redis_cluster.cluster_info(node) for node in redis_cluster.nodes]
+    assert [a["cluster_current_epoch"] for a in after] == [
+        b["cluster_current_epoch"] for b in before
+    ]
+    assert all(a["cluster_state"] == "ok" for a in after)
