@@ -58,7 +58,8 @@ class DoubletsRules:
         return pos.count
 
     def promise(self, pos: Position) -> int:
-        return pos.count
+        # A King pulled into a reserve blocks it for good: the one resource that runs out.
+        return pos.count - 30 * pos.res.count(KING)
 
     def children(self, pos: Position) -> list[tuple[str, Position]]:
         need = wanted(pos.top)
