@@ -360,6 +360,12 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                 if move:
                     live.move_list.append(move)
                     app.metrics.moves_accepted.inc()
+                    if log.isEnabledFor(logging.DEBUG):
+                        log.debug(
+                            "race %s: player %s move %d %s (score %d)",
+                            record.race or record.date, player, len(live.move_list), move,
+                            record.score,
+                        )  # fmt: skip
                 else:
                     log.info("game %s: player %s resigned", gid, player)
                 state.re = re
