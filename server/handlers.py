@@ -362,8 +362,8 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                     app.metrics.moves_accepted.inc()
                     if log.isEnabledFor(logging.DEBUG):
                         log.debug(
-                            "race %s: player %s move %d %s (score %d)",
-                            record.race or record.date, player, len(live.move_list), move,
+                            "game %s (race %s): player %s move %d %s (score %d)",
+                            gid, record.race or "-", player, len(live.move_list), move,
                             record.score,
                         )  # fmt: skip
                 else:
