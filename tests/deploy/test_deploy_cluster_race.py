@@ -268,3 +268,28 @@ async def test_sigterm_with_moves_in_flight_stores_every_acknowledged_one(
     assert host.states[gid]["n"] == len(sent)
     moves_in_store, _ = stored(redis_cluster.url, namespace, [gid])
     assert moves_in_store[gid] == sent
+
+
+async def test_daily_attempt_on_one_instance_ranks_on_the_other(
+    instances: list[ServerProcess],
+) -> None:
+    """The daily challenge on the cluster: an attempt played through one instance appears on
+    the leaderboard another instance serves, with the moves it made."""
+    first, second = instances
+    player = Player("daily", [first.ws_url], rng=random.Random(5))
+    reader = Player("reader", [second.ws_url])
+    try:
+        state = await player.request({"t": "daily", "game": GAME})
+        assert state["t"] == "state" and state["kind"] == "daily", state
+        gid = state["gid"]
+        hold = asyncio.Event()
+        hold.set()
+        await player.play(gid, moves=5, pause_s=0, hold=hold)
+        made = len(player.acked.get(gid, []))
+        board = await reader.request({"t": "leaderboard", "game": GAME})
+    finally:
+        await player.close()
+        await reader.close()
+    assert board["t"] == "leaderboard", board
+    mine = [e for e in board["entries"] if e["player"] == player.player]
+    assert len(mine) == 1 and mine[0]["moves"] == made, board
