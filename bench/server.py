@@ -343,15 +343,15 @@ async def run(args: argparse.Namespace) -> int:
             SOLITAIRE_DATA_DIR=str(tmp / "data"),
             SOLITAIRE_RATE="1000000",
             SOLITAIRE_BURST="1000000",
-            SOLITAIRE_LOG_LEVEL="WARNING",
+            SOLITAIRE_LOG_LEVEL="INFO",
             REDIS_URL=redis_url,
         )
         exe = Path(sys.executable).with_name("solitaire-server")
         server = subprocess.Popen(
             [str(exe), "--port", str(port)],
             env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=open(tmp / "server.log", "wb"),  # noqa: SIM115
+            stdout=open(tmp / "server.log", "wb"),  # noqa: SIM115
+            stderr=subprocess.STDOUT,
         )
         procs.append(server)
         wait_port(port)
@@ -364,6 +364,8 @@ async def run(args: argparse.Namespace) -> int:
             server_f.idle_kb = await idle_connections(url, args.idle, server.pid, hello=True)
         server.send_signal(signal.SIGTERM)
         server.wait(30)
+        commit = [line for line in (tmp / "server.log").read_text().splitlines()
+                  if "group commit:" in line]  # fmt: skip
         await drop_namespace(redis_url, namespace)
 
         # 3. report
@@ -377,6 +379,8 @@ async def run(args: argparse.Namespace) -> int:
         print(f"  ratio server/echo: throughput {server_f.rate / echo_f.rate:.2f} "
               f"(target >= 0.50), p99 {server_f.p99_ms / echo_f.p99_ms:.2f} (target <= 3), "
               f"idle memory {server_f.idle_kb / max(echo_f.idle_kb, 0.001):.2f}")  # fmt: skip
+        if commit:
+            print("  server's " + commit[-1].split("server.store: ", 1)[-1])
         print(f"  races played: {load.races}; errors: {load.errors}; "
               f"acknowledged moves found in the store: {stored[0]} of {stored[1]}")  # fmt: skip
         idle_ok = "under" if server_f.idle_kb < 25 else "OVER"
