@@ -8,6 +8,7 @@ this checkout's virtualenv.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -222,7 +223,18 @@ def test_cluster_mode_without_a_cluster_url_is_refused_clearly(tmp_path: Path) -
     assert not any(tmp_path.iterdir()), "nothing may be started or written"
 
 
+def written_by_the_user() -> set[Path]:
+    """Entries that the unprivileged user owns in the world-writable places of the machine."""
+    found: set[Path] = set()
+    for place in (Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")):
+        with contextlib.suppress(OSError):
+            found |= {p for p in place.iterdir() if p.lstat().st_uid == NOBODY}
+    # Data directories of runs of these tests (maybe in another session at the same time).
+    return {p for p in found if not p.name.startswith("solitaire-image-")}
+
+
 def test_server_runs_as_the_image_runs_it(image_run: ImageRun) -> None:
+    before = written_by_the_user()
     wait_healthy(image_run)
     # Unprivileged, in its own data directory, with the embedded store living there.
     assert process_uid(image_run.process.pid) != 0
@@ -250,6 +262,10 @@ def test_server_runs_as_the_image_runs_it(image_run: ImageRun) -> None:
     assert lines, "nothing logged on stdout"
     records = [json.loads(ln) for ln in lines]
     assert all(isinstance(r, dict) for r in records)
+    # It wrote nowhere but its data directory, so a read-only root filesystem (compose's
+    # `read_only: true`) suits it.
+    if os.geteuid() == 0:
+        assert written_by_the_user() <= before
     # Once the server is gone, the HEALTHCHECK fails, so Docker would notice.
     assert image_run.run_healthcheck().returncode != 0
 

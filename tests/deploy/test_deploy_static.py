@@ -273,6 +273,13 @@ def test_compose_health_checks_and_start_order(compose: dict) -> None:
     assert "ping" in " ".join(services["redis"]["healthcheck"]["test"])
 
 
+def test_compose_runs_the_server_without_privileges(compose: dict) -> None:
+    for name, svc in server_services(compose).items():
+        assert "user" not in svc and not svc.get("privileged"), name
+        assert svc["read_only"] is True and svc["cap_drop"] == ["ALL"], name
+        assert "no-new-privileges:true" in svc["security_opt"], name
+
+
 def test_compose_sets_only_variables_the_server_knows(compose: dict) -> None:
     for name, svc in server_services(compose).items():
         env = env_map(svc)
