@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of the race server against a bare websockets+msgpack echo server, same run.
 
-    .venv/bin/python bench/server.py [--players 200] [--seconds 5] [--idle 5000]
+    .venv/bin/python bench/server.py [--players 200] [--seconds 5] [--rounds 3] [--idle 5000]
 
 What it does (loopback only, bounded in time and connection count, stops by itself):
 
@@ -286,21 +286,23 @@ def main() -> int:
     parser.add_argument("--players", type=int, default=200, help="concurrent bots (default 200)")
     parser.add_argument("--seconds", type=float, default=5.0, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per run")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--idle", type=int, default=5000, help="idle connections (default 5000)")
     parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
         run_echo_server(args.serve_echo)
         return 0
-    if not 1 <= args.players <= 2000 or not 0 < args.seconds <= 120 or not 0 <= args.idle <= 20000:
-        parser.error("players 1..2000, seconds up to 120, idle up to 20000")
+    if not (1 <= args.players <= 2000 and 0 < args.seconds <= 60 and 0 <= args.idle <= 20000
+            and 1 <= args.rounds <= 10):  # fmt: skip
+        parser.error("players 1..2000, seconds up to 60, idle up to 20000, rounds 1..10")
     raise_open_files(2 * args.idle + args.players + 1000)
     return asyncio.run(run(args))
 
 
 async def run(args: argparse.Namespace) -> int:
-    print(f"bench/server.py: {args.players} players, {args.seconds:g} s measured "
-          f"(+{args.warmup:g} s warm-up), {args.idle} idle connections; "
+    print(f"bench/server.py: {args.players} players, {args.rounds} rounds of {args.seconds:g} s "
+          f"measured (+{args.warmup:g} s warm-up) per server, {args.idle} idle connections; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     seqs = move_sequences(40)
     print(
@@ -310,25 +312,15 @@ async def run(args: argparse.Namespace) -> int:
     procs: list[subprocess.Popen[bytes]] = []
     stoppers: list = []
     try:
-        # 1. the echo baseline
-        port = free_port()
+        # The echo baseline and the race server run side by side; the rounds alternate
+        # between them, so that a change in the machine's load hits both alike.
+        echo_port = free_port()
         echo = subprocess.Popen(
-            [sys.executable, __file__, "--serve-echo", str(port)],
+            [sys.executable, __file__, "--serve-echo", str(echo_port)],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
         procs.append(echo)
-        wait_port(port)
-        url = f"ws://127.0.0.1:{port}/"
-        load, secs, cpu = await drive(echo_bot, url, args.players, args.seconds, args.warmup,
-                                      seqs, echo.pid)  # fmt: skip
-        echo_f = summarise("echo (websockets+msgpack)", load, secs, cpu)
-        if args.idle:
-            echo_f.idle_kb = await idle_connections(url, args.idle, echo.pid, hello=False)
-        echo.send_signal(signal.SIGTERM)
-        echo.wait(10)
-
-        # 2. the race server, on REDIS_URL or on a valkey-server of our own
         redis_url = os.environ.get("REDIS_URL")
         redis_desc = redis_url or "embedded valkey-server"
         if not redis_url:
@@ -354,39 +346,61 @@ async def run(args: argparse.Namespace) -> int:
             stderr=subprocess.STDOUT,
         )
         procs.append(server)
+        wait_port(echo_port)
         wait_port(port)
-        url = f"ws://127.0.0.1:{port}/ws"
-        load, secs, cpu = await drive(race_bot, url, args.players, args.seconds, args.warmup,
-                                      seqs, server.pid)  # fmt: skip
-        server_f = summarise("solitaire-server", load, secs, cpu)
-        stored = await stored_moves(redis_url, namespace, load)
+        echo_url, url = f"ws://127.0.0.1:{echo_port}/", f"ws://127.0.0.1:{port}/ws"
+
+        echo_runs: list[Figures] = []
+        server_runs: list[Figures] = []
+        total = Load()
+        for r in range(args.rounds):
+            load, secs, cpu = await drive(echo_bot, echo_url, args.players, args.seconds,
+                                          args.warmup, seqs, echo.pid)  # fmt: skip
+            echo_runs.append(summarise(f"echo, round {r + 1}", load, secs, cpu))
+            load, secs, cpu = await drive(race_bot, url, args.players, args.seconds,
+                                          args.warmup, seqs, server.pid)  # fmt: skip
+            server_runs.append(summarise(f"solitaire-server, round {r + 1}", load, secs, cpu))
+            total.acked_by_gid.update(load.acked_by_gid)
+            total.races += load.races
+            total.errors += load.errors
+        stored = await stored_moves(redis_url, namespace, total)
+        echo_f = median_of("echo (websockets+msgpack)", echo_runs)
+        server_f = median_of("solitaire-server", server_runs)
         if args.idle:
+            echo_f.idle_kb = await idle_connections(echo_url, args.idle, echo.pid, hello=False)
             server_f.idle_kb = await idle_connections(url, args.idle, server.pid, hello=True)
+        echo.send_signal(signal.SIGTERM)
         server.send_signal(signal.SIGTERM)
+        echo.wait(10)
         server.wait(30)
         commit = [line for line in (tmp / "server.log").read_text().splitlines()
                   if "group commit:" in line]  # fmt: skip
         await drop_namespace(redis_url, namespace)
 
-        # 3. report
         print(f"  store: {redis_desc}; race server rate limit lifted for the bots")
-        print(f"  {'':28}{'moves/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'server CPU':>12}"
+        print(f"  {'':32}{'moves/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'server CPU':>12}"
               f"{'bots CPU':>10}{'KB/idle conn':>14}")  # fmt: skip
-        print(f"  {'':28}{'':>10}{'':>9}{'':>9}{'us/move':>12}{'us/move':>10}")
-        for f in (echo_f, server_f):
-            print(f"  {f.name:28}{f.rate:10.0f}{f.p50_ms:9.2f}{f.p99_ms:9.2f}{f.cpu_us:12.1f}"
-                  f"{f.client_cpu_us:10.1f}{f.idle_kb:14.1f}")  # fmt: skip
-        print(f"  ratio server/echo: throughput {server_f.rate / echo_f.rate:.2f} "
-              f"(target >= 0.50), p99 {server_f.p99_ms / echo_f.p99_ms:.2f} (target <= 3), "
-              f"idle memory {server_f.idle_kb / max(echo_f.idle_kb, 0.001):.2f}")  # fmt: skip
+        print(f"  {'':32}{'':>9}{'':>9}{'':>9}{'us/move':>12}{'us/move':>10}")
+        for f in [*echo_runs, *server_runs, echo_f, server_f]:
+            idle = f"{f.idle_kb:14.1f}" if f.idle_kb else ""
+            print(f"  {f.name:32}{f.rate:9.0f}{f.p50_ms:9.2f}{f.p99_ms:9.2f}{f.cpu_us:12.1f}"
+                  f"{f.client_cpu_us:10.1f}{idle}")  # fmt: skip
+        per_round = ", ".join(
+            f"{s.rate / e.rate:.2f}" for e, s in zip(echo_runs, server_runs, strict=True)
+        )
+        print(f"  ratio server/echo (medians): throughput {server_f.rate / echo_f.rate:.2f} "
+              f"(target >= 0.50; by round {per_round}), "
+              f"p99 {server_f.p99_ms / echo_f.p99_ms:.2f} (target <= 3), "
+              f"server CPU per move {server_f.cpu_us / echo_f.cpu_us:.1f}x")  # fmt: skip
         if commit:
             print("  server's " + commit[-1].split("server.store: ", 1)[-1])
-        print(f"  races played: {load.races}; errors: {load.errors}; "
+        print(f"  races played: {total.races}; errors: {total.errors}; "
               f"acknowledged moves found in the store: {stored[0]} of {stored[1]}")  # fmt: skip
-        idle_ok = "under" if server_f.idle_kb < 25 else "OVER"
-        print(f"  {args.idle} idle players: {server_f.idle_kb:.1f} KB each "
-              f"({idle_ok} the 25 KB target)")  # fmt: skip
-        return 0 if stored[0] == stored[1] and load.errors == 0 else 1
+        if args.idle:
+            idle_ok = "under" if server_f.idle_kb < 25 else "OVER"
+            print(f"  {args.idle} idle players: {server_f.idle_kb:.1f} KB each "
+                  f"({idle_ok} the 25 KB target; echo server {echo_f.idle_kb:.1f} KB)")  # fmt: skip
+        return 0 if stored[0] == stored[1] and total.errors == 0 else 1
     finally:
         for p in procs:
             if p.poll() is None:
@@ -395,6 +409,20 @@ async def run(args: argparse.Namespace) -> int:
         for stop in stoppers:
             stop()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def median_of(name: str, runs: list[Figures]) -> Figures:
+    def med(field: str) -> float:
+        return statistics.median(getattr(f, field) for f in runs)
+
+    return Figures(
+        f"{name}, median",
+        med("rate"),
+        med("p50_ms"),
+        med("p99_ms"),
+        med("cpu_us"),
+        med("client_cpu_us"),
+    )
 
 
 async def stored_moves(url: str, namespace: str, load: Load) -> tuple[int, int]:
