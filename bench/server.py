@@ -5,17 +5,19 @@
 
 What it does (loopback only, bounded in time and connection count, stops by itself):
 
-1. Starts a bare echo server (websockets, msgpack decode + encode, no compression) in a
-   child process and drives it with N closed-loop bot connections sending move-sized
-   frames: round trips per second, p50/p99 round trip, server CPU per message.
-2. Starts the real `solitaire-server` (REDIS_URL if set, else its embedded valkey in a
-   temporary data dir) with the per-connection rate limit lifted (the bots play as fast as
-   replies come), and drives it with N bots, each the only seat of its own race, playing
-   legal moves of Doublets computed with the engine from the deal (a bot that finishes a
-   game creates and starts a new race). Every move is checked and stored before its reply;
-   at the end the stored move counts are compared with the acknowledged ones.
-3. Opens `--idle` connections to each server (to the race server as greeted players) and
-   reports the server's resident memory per idle connection.
+- a bare echo server (websockets, msgpack decode + encode, no compression) runs in a child
+  process; N closed-loop bots send it move-sized frames: round trips per second, p50/p99
+  round trip, server CPU per message;
+- the real `solitaire-server` runs beside it (REDIS_URL if set, else a valkey-server of the
+  bench's own in a temporary directory) with the per-connection rate limit lifted (the bots
+  play as fast as replies come); N bots, each the only seat of its own race, play legal
+  moves of Doublets computed with the engine from the deal (a bot that finishes a game
+  creates and starts a new race). Every move is checked and stored before its reply; at
+  the end the stored move counts are compared with the acknowledged ones;
+- the two loads alternate for `--rounds` rounds, so that a change in the machine's load
+  hits both alike; the medians are compared;
+- finally `--idle` connections are opened to each server (to the race server as greeted
+  players) and the server's resident memory per idle connection is reported.
 
 Prints the figures and the ratios server/echo.
 """
