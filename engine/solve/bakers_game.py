@@ -72,6 +72,14 @@ def auto_play(pos: Position) -> Position:
     return Position(tuple(cols), tuple(res), tuple(found))
 
 
+def settle(pos: Position, uncovered: bytes) -> Position:
+    """Auto-play after a move from a settled position that uncovered `uncovered`'s top:
+    only that card can have become playable, so nothing else needs looking at."""
+    if uncovered and uncovered[-1] & 15 == pos.found[uncovered[-1] >> 4] + 1:
+        return auto_play(pos)
+    return pos
+
+
 def build_length(col: bytes) -> int:
     """How many cards at the top of `col` form a build (same suit, one value apart)."""
     n = 1
@@ -97,28 +105,40 @@ class BakersRules:
 
     def promise(self, pos: Position) -> int:
         free = pos.res.count(0)
-        empty = sum(1 for c in pos.cols if not c)
+        empty = 0
         # Cards lying above the next card each foundation wants: fewer is better.
         buried = 0
+        wanted = bytes(s * 16 + v + 1 for s, v in enumerate(pos.found) if v < KING)
         for col in pos.cols:
-            for depth, card in enumerate(reversed(col)):
-                if card & 15 == pos.found[card >> 4] + 1:
-                    buried += depth
+            if not col:
+                empty += 1
+                continue
+            for card in wanted:
+                at = col.find(card)
+                if at >= 0:
+                    buried += len(col) - 1 - at
         return 40 * sum(pos.found) + 8 * free + 10 * empty - buried
 
     def _moves(self, pos: Position) -> Iterator[tuple[str, Position]]:
-        cols, res = pos.cols, pos.res
+        cols, res, found = pos.cols, pos.res, pos.found
         free = res.count(0)
         limit = free + 1
-        empty_col = next((i for i, c in enumerate(cols) if not c), -1)
-        first_free = res.index(0) if free else -1
+        empty_col = -1
         # Same-suit building: each column top accepts exactly one card, its predecessor.
-        wants = {dst[-1] - 1: y for y, dst in enumerate(cols) if dst and dst[-1] & 15 > 1}
+        wants = {}
+        for y, dst in enumerate(cols):
+            if not dst:
+                if empty_col < 0:
+                    empty_col = y
+            elif dst[-1] & 15 > 1:
+                wants[dst[-1] - 1] = y
+        first_free = res.index(0) if free else -1
         for x, src in enumerate(cols):
             if not src:
                 continue
             top = src[-1]
-            blen = min(build_length(src), limit)
+            full = build_length(src)
+            blen = min(full, limit)
             for n in range(1, blen + 1):
                 y = wants.get(src[-n], -1)
                 if y >= 0:
@@ -128,12 +148,17 @@ class BakersRules:
                 # Moving a whole King-led column into another empty column changes nothing.
                 if n <= blen and n < len(src):
                     yield self._col_move(pos, x, empty_col, n)
-            # A column that is one King-led build holds every card on its only possible
-            # parent; parking its top in a reserve can never help.
-            if first_free >= 0 and not (src[0] & 15 == KING and build_length(src) == len(src)):
-                new_res = (*res[:first_free], top, *res[first_free + 1 :])
-                new_cols = (*cols[:x], src[:-1], *cols[x + 1 :])
-                child = auto_play(Position(new_cols, new_res, pos.found))
+            # Even a column that is one King-led build may park its top: emptying a
+            # column that way can be the only road to a win (deal 106).
+            if first_free >= 0:
+                rest = src[:-1]
+                child = Position(
+                    (*cols[:x], rest, *cols[x + 1 :]),
+                    (*res[:first_free], top, *res[first_free + 1 :]),
+                    found,
+                )
+                if rest and rest[-1] & 15 == found[rest[-1] >> 4] + 1:
+                    child = auto_play(child)
                 yield f"t{x}-r{first_free}", child
         for r, card in enumerate(res):
             if not card:
@@ -142,16 +167,22 @@ class BakersRules:
             if y < 0 and card & 15 == KING:
                 y = empty_col
             if y >= 0:
-                new_res = (*res[:r], 0, *res[r + 1 :])
-                new_cols = (*cols[:y], cols[y] + bytes((card,)), *cols[y + 1 :])
-                yield f"r{r}-t{y}", auto_play(Position(new_cols, new_res, pos.found))
+                # The position was settled and this move uncovers nothing: no auto-play.
+                yield (
+                    f"r{r}-t{y}",
+                    Position(
+                        (*cols[:y], cols[y] + bytes((card,)), *cols[y + 1 :]),
+                        (*res[:r], 0, *res[r + 1 :]),
+                        found,
+                    ),
+                )
 
     def _col_move(self, pos: Position, x: int, y: int, n: int) -> tuple[str, Position]:
         cols = list(pos.cols)
         moving = cols[x][-n:]
         cols[x] = cols[x][:-n]
         cols[y] = cols[y] + moving
-        return f"t{x}-t{y}", auto_play(Position(tuple(cols), pos.res, pos.found))
+        return f"t{x}-t{y}", settle(Position(tuple(cols), pos.res, pos.found), cols[x])
 
 
 def from_game(game: Game) -> Position:

@@ -12,12 +12,15 @@ from dataclasses import dataclass
 
 from engine.game import Game
 from engine.solve.cards import value
-from engine.solve.search import Budget, Outcome, depth_first
+from engine.solve.search import Budget, DepthFirst, Outcome, beam, exact_and_beams
 
 NRES = 7
 GOAL = 48
 MAX_REDEALS = 2
 KING = 13
+# Nodes of the first exact turn, then the first beam's width and its growth per turn.
+EXACT_SHARE = 20_000
+BEAM_START, BEAM_GROWTH = 50, 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,4 +117,13 @@ def from_game(game: Game) -> Position:
 
 
 def search(root: Position, budget: Budget, avoid: Iterable[Position] = ()) -> Outcome[Position]:
-    return depth_first(DoubletsRules(), root, budget, avoid)
+    """Exact search (finds most wins at once) taking turns with beams (find the rest)."""
+    rules = DoubletsRules()
+    return exact_and_beams(
+        DepthFirst(rules, root, avoid),
+        lambda budget, width: beam(rules, root, budget, width),
+        budget,
+        exact_share=EXACT_SHARE,
+        width=BEAM_START,
+        growth=BEAM_GROWTH,
+    )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from engine.game import Game
 from engine.solve.cards import value
-from engine.solve.search import Budget, DepthFirst, Outcome
+from engine.solve.search import Budget, DepthFirst, Outcome, exact_and_beams
 
 NFOUND = 4
 NRES = 4
@@ -252,28 +252,12 @@ def beam_search(root: Position, budget: Budget, width: int) -> Outcome[Position]
 
 
 def search(root: Position, budget: Budget, avoid: Iterable[Position] = ()) -> Outcome[Position]:
-    """Exact depth-first search and beams of growing width, taking turns.
-
-    The beams find most wins; the exact search, resumed each turn with a
-    larger share, settles small positions (won or proven unwinnable).
-    """
-    exact = DepthFirst(HopscotchRules(), root, avoid)
-    best_line: list[str] = []
-    share, width = _EXACT_NODES, BEAM_START
-    while True:
-        out = exact.run(budget, cap=share)
-        if out.verdict != "gave_up":
-            return out
-        if len(out.best_line) > len(best_line):
-            best_line = out.best_line
-        if budget.out():
-            break
-        out = beam_search(root, budget, width)
-        if out.verdict == "won":
-            return out
-        if len(out.best_line) > len(best_line):
-            best_line = out.best_line
-        if budget.out():
-            break
-        share, width = share * 2, width * BEAM_GROWTH
-    return Outcome("gave_up", [], best_line, budget.used)
+    """Exact search (settles small positions) taking turns with beams (find most wins)."""
+    return exact_and_beams(
+        DepthFirst(HopscotchRules(), root, avoid),
+        lambda budget, width: beam_search(root, budget, width),
+        budget,
+        exact_share=_EXACT_NODES,
+        width=BEAM_START,
+        growth=BEAM_GROWTH,
+    )

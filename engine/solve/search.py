@@ -8,7 +8,7 @@ bookkeeping of the line that led to the best position seen.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
@@ -154,3 +154,77 @@ def depth_first(
 ) -> Outcome[S]:
     """Search from `root` until decided or out of budget (see DepthFirst)."""
     return DepthFirst(rules, root, avoid).run(budget)
+
+
+def beam(rules: SearchRules[S], root: S, budget: Budget, width: int) -> Outcome[S]:
+    """Breadth-first by number of moves, keeping the `width` most promising positions of
+    each depth (by `rules.promise`). Incomplete by design: it answers "won" or "gave_up".
+    """
+    Line = tuple[str, "Line | None"] | None  # a move and the line before it
+
+    def unwind(line: Line) -> list[str]:
+        moves: list[str] = []
+        while line is not None:
+            moves.append(line[0])
+            line = line[1]
+        return moves[::-1]
+
+    seen = {rules.key(root)}
+    layer: list[tuple[S, Line]] = [(root, None)]
+    best, best_line = rules.progress(root), None
+    while layer:
+        scored: list[tuple[float, int, S, Line]] = []
+        for state, line in layer:
+            for move, child in rules.children(state):
+                k = rules.key(child)
+                if k in seen:
+                    continue
+                seen.add(k)
+                child_line = (move, line)
+                if rules.won(child):
+                    moves = unwind(child_line)
+                    return Outcome("won", moves, moves, budget.used)
+                if budget.spend():
+                    return Outcome("gave_up", [], unwind(best_line), budget.used)
+                scored.append((rules.promise(child), len(scored), child, child_line))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        layer = [(child, line) for _, _, child, line in scored[:width]]
+        if layer and rules.progress(layer[0][0]) > best:
+            best, best_line = rules.progress(layer[0][0]), layer[0][1]
+    return Outcome("gave_up", [], unwind(best_line), budget.used)
+
+
+def exact_and_beams(
+    exact: DepthFirst[S],
+    beam_search: Callable[[Budget, int], Outcome[S]],
+    budget: Budget,
+    *,
+    exact_share: int,
+    width: int,
+    growth: int,
+) -> Outcome[S]:
+    """Exact depth-first search and beams of growing width, taking turns.
+
+    The exact search settles what it can (won or proven unwinnable) and is resumed
+    each turn with twice the share; the beams, each `growth` times wider than the
+    last, find wins that a depth-first search stuck deep in a hopeless branch would
+    take far too long to reach.
+    """
+    best_line: list[str] = []
+    while True:
+        out = exact.run(budget, cap=exact_share)
+        if out.verdict != "gave_up":
+            return out
+        if len(out.best_line) > len(best_line):
+            best_line = out.best_line
+        if budget.out():
+            break
+        out = beam_search(budget, width)
+        if out.verdict == "won":
+            return out
+        if len(out.best_line) > len(best_line):
+            best_line = out.best_line
+        if budget.out():
+            break
+        exact_share, width = exact_share * 2, width * growth
+    return Outcome("gave_up", [], best_line, budget.used)

@@ -2,8 +2,8 @@
 
 At every position of a random walk: every move a solver generates is legal on
 the engine and leads to the position the engine reaches (same canonical key);
-every legal engine move leads to a position the solver generates, apart from
-the moves a solver leaves out on purpose (documented below).
+every legal engine move leads to a position the solver generates, or to one
+with the same key as where it started.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import random
 import pytest
 
 import engine
-from engine.game import Game
 from engine.solve import bakers_game, doublets, hopscotch, quatorze
 
 RULES = {
@@ -22,17 +21,6 @@ RULES = {
     "hopscotch": (hopscotch, hopscotch.HopscotchRules()),
     "quatorze": (quatorze, quatorze.QuatorzeRules()),
 }
-
-
-def left_out_on_purpose(game: Game, move: str) -> bool:
-    """Baker's Game moves the solver never tries: parking the top of a column that is one
-    King-led build, and moving such a whole column into an empty one."""
-    if game.game_id != "bakers_game" or not move.startswith("t"):
-        return False
-    col = game.piles[move.split("-")[0]]
-    values = ["A23456789TJQK".index(c[0]) + 1 for c in col]
-    suits = {c[1] for c in col}
-    return values == list(range(13, 13 - len(col), -1)) and len(suits) == 1
 
 
 @pytest.mark.parametrize("game_id", sorted(RULES))
@@ -57,8 +45,9 @@ def test_generated_moves_are_the_engines(game_id: str) -> None:
                 after = game.copy()
                 after.play(move)
                 key = rules.key(module.from_game(after))
-                if key != here and key not in ours:
-                    assert left_out_on_purpose(game, move), f"seed {seed}: {move} missing"
+                # Only moves that change nothing of substance (a lone King between
+                # empty columns, a whole King-led column into an empty one) are left out.
+                assert key == here or key in ours, f"seed {seed}: {move} missing"
                 checked += 1
             game.play(rng.choice(game.legal_moves()))
     assert checked > 200
