@@ -373,8 +373,14 @@ async def run(args: argparse.Namespace) -> int:
             server_f.idle_kb = await idle_connections(url, args.idle, server.pid, hello=True)
         echo.send_signal(signal.SIGTERM)
         server.send_signal(signal.SIGTERM)
-        echo.wait(10)
-        server.wait(30)
+        # Waited for in threads: our event loop must keep answering closing handshakes.
+        await asyncio.to_thread(echo.wait, 10)
+        try:
+            await asyncio.to_thread(server.wait, 60)
+        except subprocess.TimeoutExpired:
+            print("  the server did not stop within 60 s of SIGTERM; its log ends:")
+            print("\n".join((tmp / "server.log").read_text().splitlines()[-15:]))
+            raise
         commit = [line for line in (tmp / "server.log").read_text().splitlines()
                   if "group commit:" in line]  # fmt: skip
         await drop_namespace(redis_url, namespace)
