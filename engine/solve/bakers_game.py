@@ -91,6 +91,10 @@ def build_length(col: bytes) -> int:
 class BakersRules:
     """Move generation for the shared depth-first search."""
 
+    def __init__(self) -> None:
+        # Build length by column: the same columns recur across many positions.
+        self._builds: dict[bytes, int] = {}
+
     def key(self, pos: Position) -> bytes:
         return b"\0".join(sorted(pos.cols)) + b"\xff" + bytes(sorted(pos.res))
 
@@ -104,23 +108,13 @@ class BakersRules:
         return self._moves(pos)
 
     def promise(self, pos: Position) -> int:
-        free = pos.res.count(0)
-        empty = 0
-        # Cards lying above the next card each foundation wants: fewer is better.
-        buried = 0
-        wanted = bytes(s * 16 + v + 1 for s, v in enumerate(pos.found) if v < KING)
-        for col in pos.cols:
-            if not col:
-                empty += 1
-                continue
-            for card in wanted:
-                at = col.find(card)
-                if at >= 0:
-                    buried += len(col) - 1 - at
-        return 40 * sum(pos.found) + 8 * free + 10 * empty - buried
+        # More cards home, then room to move. (Also counting the cards on top of each
+        # suit's next card found wins in about as many positions, at a fifth more time.)
+        return 40 * sum(pos.found) + 8 * pos.res.count(0) + 10 * pos.cols.count(b"")
 
     def _moves(self, pos: Position) -> Iterator[tuple[str, Position]]:
         cols, res, found = pos.cols, pos.res, pos.found
+        builds = self._builds
         free = res.count(0)
         limit = free + 1
         empty_col = -1
@@ -137,8 +131,11 @@ class BakersRules:
             if not src:
                 continue
             top = src[-1]
-            full = build_length(src)
-            blen = min(full, limit)
+            blen = builds.get(src)
+            if blen is None:
+                blen = builds[src] = build_length(src)
+            if blen > limit:
+                blen = limit
             for n in range(1, blen + 1):
                 y = wants.get(src[-n], -1)
                 if y >= 0:
