@@ -21,7 +21,7 @@ import hiredis
 import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import DataError, NoScriptError, RedisError, ResponseError
+from redis.exceptions import DataError, NoScriptError, RedisError
 
 from server import protocol as p
 from server import scripts
@@ -319,14 +319,6 @@ class Store:
         instances.add(self.instance)
         await self.redis.sadd(self.keys.race_interest(code), *sorted(instances))
 
-    async def drop_interest(self, sets: Sequence[str]) -> None:
-        if not sets:
-            return
-        pipe = self.redis.pipeline(transaction=False)
-        for key in sets:
-            pipe.srem(key, self.instance)
-        await pipe.execute()
-
     # ------------------------------------------------------------ games
 
     def game_keys(self, gid: str) -> GameKeys | None:
@@ -410,10 +402,6 @@ class Store:
             return None
         return Race.from_redis(meta, [_seat(s) for s in seats])
 
-    async def race_result(self, code: str) -> str | None:
-        """The stored `result` message of a finished race, as JSON."""
-        return await self.redis.hget(self.keys.race_meta(code), "result")
-
     def _race_keys(self, code: str) -> list[str]:
         k = self.keys
         return [k.race_meta(code), k.race_seats(code), k.race_interest(code)]
@@ -484,9 +472,6 @@ class Store:
         keys = [*self._race_keys(race.code), *metas, *moves]
         return int(await self._eval(scripts.CLOSE_RACE, keys, args))
 
-    async def race_gver(self, code: str) -> int:
-        return int(await self.redis.hget(self.keys.race_meta(code), "gver") or 0)
-
     # ------------------------------------------------------------ running index
 
     async def index_running(self, code: str, deadline_ms: int) -> None:
@@ -522,6 +507,3 @@ def _seat_entry(seat: p.Seat) -> str:
 def _seat(entry: str) -> p.Seat:
     player, _, name = entry.partition("\t")
     return p.Seat(player=player, name=name)
-
-
-__all__ = ["MoveOutcome", "ResponseError", "Store", "StoreUnavailable", "create_redis"]
