@@ -13,6 +13,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 import engine
+from server.config import DEFAULT as LIMITS
 
 VERSION = 1
 RACE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -44,16 +45,19 @@ CLOSE_TOO_BIG = 1009
 CLOSE_INTERNAL = 1011
 
 RequestId = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
-Name = Annotated[str, Meta(min_length=1, max_length=24)]
-Token = Annotated[str, Meta(min_length=1, max_length=128)]
-Gid = Annotated[str, Meta(min_length=1, max_length=96)]
-RaceCode = Annotated[str, Meta(min_length=1, max_length=16)]
+# Field limits: PROTOCOL.md's, kept in server/config.py with every other limit.
+Name = Annotated[str, Meta(min_length=1, max_length=LIMITS.name_max_chars)]
+Token = Annotated[str, Meta(min_length=1, max_length=LIMITS.token_max_chars)]
+Gid = Annotated[str, Meta(min_length=1, max_length=LIMITS.gid_max_chars)]
+RaceCode = Annotated[str, Meta(min_length=1, max_length=LIMITS.race_code_max_chars)]
 GameId = Annotated[str, Meta(min_length=1, max_length=32)]
-MoveText = Annotated[str, Meta(min_length=1, max_length=16)]
-MoveCount = Annotated[int, Meta(ge=0, le=100_000)]
+MoveText = Annotated[str, Meta(min_length=1, max_length=LIMITS.move_max_chars)]
+MoveCount = Annotated[int, Meta(ge=0, le=LIMITS.max_moves_per_game)]
 Seed = Annotated[int, Meta(ge=1, le=SEED_MAX)]
-MaxPlayers = Annotated[int, Meta(ge=2, le=16)]
-TimeLimit = Annotated[int, Meta(ge=30, le=7200)]
+MaxPlayers = Annotated[int, Meta(ge=LIMITS.min_players, le=LIMITS.max_players)]
+TimeLimit = Annotated[int, Meta(ge=LIMITS.min_time_limit_s, le=LIMITS.max_time_limit_s)]
+DateText = Annotated[str, Meta(min_length=1, max_length=16)]
+Limit = Annotated[int, Meta(ge=30, le=7200)]
 DateText = Annotated[str, Meta(min_length=1, max_length=16)]
 Limit = Annotated[int, Meta(ge=1, le=100)]
 PlayerId = Annotated[str, Meta(min_length=1, max_length=32)]
