@@ -1,11 +1,13 @@
-"""Hopscotch (Calculation) with the stock's order known: heuristic depth-first search.
+"""Hopscotch (Calculation) with the stock's order known: beams, and exact search for
+small positions.
 
 A position is the number of cards on each foundation, how many stock cards
 have been turned, the waste value (0 for none) and the four reserves as
 tuples of values. Suits never matter and the reserves are interchangeable,
-so the key sorts them. The space is large; move ordering does the work: a
-card goes home first, else onto the reserve where it disturbs least (its top
-is wanted later than the card itself, or the reserve is empty).
+so the key sorts them. A full deal's space is far too large to exhaust: a
+beam plays the stock card by card and keeps the positions whose reserve
+piles unwind best (see `HopscotchRules.promise`), while an exact search with
+a small share of the budget settles small positions outright.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ NRES = 4
 FULL = 13  # cards on a complete foundation
 # Weights of the position score that orders the search (tuned on deals 1-40).
 W_HOME, W_BLOCKED, W_BREAK, W_USED = 8, 1, 8, 1
-# Nodes of exact search tried first; enough to settle small positions outright.
-_EXACT_NODES = 500
+# Nodes of the first exact turn (doubling each turn); enough for small positions.
+EXACT_SHARE = 500
 # The first beam's width, and how much wider each next one is.
 BEAM_START, BEAM_GROWTH = 16, 2
 
@@ -89,7 +91,20 @@ def urgency(found: tuple[int, ...], card: int) -> int:
     return min(STEPS[i][found[i]][card] for i in range(NFOUND))
 
 
+def home(pos: Position, i: int, j: int | None) -> Position:
+    """The waste card (j None) or reserve j's top card onto foundation i."""
+    found = (*pos.found[:i], pos.found[i] + 1, *pos.found[i + 1 :])
+    if j is None:
+        return Position(found, pos.stock, pos.dealt, 0, pos.res)
+    res = (*pos.res[:j], pos.res[j][:-1], *pos.res[j + 1 :])
+    return Position(found, pos.stock, pos.dealt, pos.waste, res)
+
+
 class HopscotchRules:
+    def __init__(self) -> None:
+        # Scoring tables by foundation heights: few distinct ones recur all the time.
+        self._cache: dict[tuple[int, ...], tuple[bytes, bytes]] = {}
+
     def key(self, pos: Position) -> bytes:
         # Within one search the stock is fixed: the count left stands for its contents.
         left = len(pos.stock) - pos.dealt
@@ -107,12 +122,12 @@ class HopscotchRules:
         if pos.waste:
             for i in range(NFOUND):
                 if wants[i] == pos.waste:
-                    kids.append((f"w-f{i}", self._home(pos, i, None)))
+                    kids.append((f"w-f{i}", home(pos, i, None)))
         for j, pile in enumerate(pos.res):
             if pile:
                 for i in range(NFOUND):
                     if wants[i] == pile[-1]:
-                        kids.append((f"r{j}-f{i}", self._home(pos, i, j)))
+                        kids.append((f"r{j}-f{i}", home(pos, i, j)))
         if pos.waste:
             seen: set[bytes] = set()
             for j, pile in enumerate(pos.res):
@@ -129,17 +144,6 @@ class HopscotchRules:
                 )
             )
         return kids
-
-    @staticmethod
-    def _home(pos: Position, i: int, j: int | None) -> Position:
-        found = (*pos.found[:i], pos.found[i] + 1, *pos.found[i + 1 :])
-        if j is None:
-            return Position(found, pos.stock, pos.dealt, 0, pos.res)
-        res = (*pos.res[:j], pos.res[j][:-1], *pos.res[j + 1 :])
-        return Position(found, pos.stock, pos.dealt, pos.waste, res)
-
-    def __init__(self) -> None:
-        self._cache: dict[tuple[int, ...], tuple[bytes, bytes]] = {}
 
     def _tables(self, found: tuple[int, ...]) -> tuple[bytes, bytes]:
         """For these foundations: how soon each value 1..13 is wanted (0: now), and
@@ -202,7 +206,7 @@ def _homeward(rules: HopscotchRules, pos: Position) -> list[tuple[tuple[str, ...
         for j, pile in enumerate(here.res):
             for f in range(NFOUND):
                 if pile and wants[f] == pile[-1]:
-                    child = rules._home(here, f, j)
+                    child = home(here, f, j)
                     k = rules.key(child)
                     if k not in seen:
                         seen.add(k)
@@ -227,7 +231,7 @@ def beam_search(root: Position, budget: Budget, width: int) -> Outcome[Position]
                 nodes += 1
                 if rules.won(here):
                     done = _unwind((moves, line))
-                    return Outcome("won", done, done, nodes)
+                    return Outcome("won", done, done, nodes, rules.progress(here))
                 if here.waste:
                     card, dealt, prefix = here.waste, here.dealt, moves
                 elif here.dealt < len(here.stock):
@@ -243,12 +247,12 @@ def beam_search(root: Position, budget: Budget, width: int) -> Outcome[Position]
                     if k not in nxt:
                         nxt[k] = (rules.promise(child), child, ((*prefix, move), line))
                 if budget.spend():
-                    return Outcome("gave_up", [], _unwind(best_line), nodes)
+                    return Outcome("gave_up", [], _unwind(best_line), nodes, best)
         ranked = sorted(nxt.values(), key=lambda t: -t[0])[:width]
         layer = [(child, line) for _, child, line in ranked]
         if layer and rules.progress(layer[0][0]) > best:
             best, best_line = rules.progress(layer[0][0]), layer[0][1]
-    return Outcome("gave_up", [], _unwind(best_line), nodes)
+    return Outcome("gave_up", [], _unwind(best_line), nodes, best)
 
 
 def search(root: Position, budget: Budget, avoid: Iterable[Position] = ()) -> Outcome[Position]:
@@ -257,7 +261,7 @@ def search(root: Position, budget: Budget, avoid: Iterable[Position] = ()) -> Ou
         DepthFirst(HopscotchRules(), root, avoid),
         lambda budget, width: beam_search(root, budget, width),
         budget,
-        exact_share=_EXACT_NODES,
+        exact_share=EXACT_SHARE,
         width=BEAM_START,
         growth=BEAM_GROWTH,
     )

@@ -1,7 +1,8 @@
-"""The search shared by every solver: depth-first graph search with a budget.
+"""The search shared by every solver: exact depth-first graph search, beam search,
+and the budget they share.
 
 Each game supplies a small rules object (`SearchRules`) over its own compact
-state; this module owns the loop, the transposition set, the budget and the
+state; this module owns the loops, the transposition set, the budget and the
 bookkeeping of the line that led to the best position seen.
 """
 
@@ -16,8 +17,8 @@ Verdict = Literal["won", "unwinnable", "gave_up"]
 
 S = TypeVar("S")
 
-# Reading the clock costs about as much as expanding a small node, so the
-# deadline is checked once every this many nodes.
+# The deadline is checked once every this many nodes: a few milliseconds of search
+# at most, which is all a time budget can be overrun by.
 _CLOCK_EVERY = 256
 
 
@@ -83,6 +84,7 @@ class Outcome(Generic[S]):
     moves: list[str]
     best_line: list[str]
     nodes: int
+    progress: int = 0  # rules.progress of where best_line leads
 
 
 class DepthFirst(Generic[S]):
@@ -124,7 +126,7 @@ class DepthFirst(Generic[S]):
     def run(self, budget: Budget, cap: int | None = None) -> Outcome[S]:
         """Search on until decided, the budget is spent, or `cap` more nodes were entered."""
         if self._won:
-            return Outcome("won", self._path.copy(), self._path.copy(), self.nodes)
+            return Outcome("won", self._path.copy(), self._path.copy(), self.nodes, self._best)
         rules, stack, path = self.rules, self._stack, self._path
         entered = 0
         while stack:
@@ -132,21 +134,21 @@ class DepthFirst(Generic[S]):
                 self.nodes += 1
                 entered += 1
                 path.append(move)
-                if rules.won(child):
-                    self._won = True
-                    return Outcome("won", path.copy(), path.copy(), self.nodes)
                 score = rules.progress(child)
+                if rules.won(child):
+                    self._won, self._best = True, score
+                    return Outcome("won", path.copy(), path.copy(), self.nodes, score)
                 if score > self._best:
                     self._best, self._best_line = score, path.copy()
                 stack.append(self._expand(child))
                 if budget.spend() or entered == cap:
-                    return Outcome("gave_up", [], self._best_line.copy(), self.nodes)
+                    return Outcome("gave_up", [], self._best_line.copy(), self.nodes, self._best)
                 break
             else:
                 stack.pop()
                 if stack:
                     path.pop()
-        return Outcome("unwinnable", [], self._best_line.copy(), self.nodes)
+        return Outcome("unwinnable", [], self._best_line.copy(), self.nodes, self._best)
 
 
 def depth_first(
@@ -183,15 +185,15 @@ def beam(rules: SearchRules[S], root: S, budget: Budget, width: int) -> Outcome[
                 child_line = (move, line)
                 if rules.won(child):
                     moves = unwind(child_line)
-                    return Outcome("won", moves, moves, budget.used)
+                    return Outcome("won", moves, moves, budget.used, rules.progress(child))
                 if budget.spend():
-                    return Outcome("gave_up", [], unwind(best_line), budget.used)
+                    return Outcome("gave_up", [], unwind(best_line), budget.used, best)
                 scored.append((rules.promise(child), len(scored), child, child_line))
         scored.sort(key=lambda t: (-t[0], t[1]))
         layer = [(child, line) for _, _, child, line in scored[:width]]
         if layer and rules.progress(layer[0][0]) > best:
             best, best_line = rules.progress(layer[0][0]), layer[0][1]
-    return Outcome("gave_up", [], unwind(best_line), budget.used)
+    return Outcome("gave_up", [], unwind(best_line), budget.used, best)
 
 
 def exact_and_beams(
@@ -210,21 +212,22 @@ def exact_and_beams(
     last, find wins that a depth-first search stuck deep in a hopeless branch would
     take far too long to reach.
     """
-    best_line: list[str] = []
+    best: Outcome[S] | None = None
     while True:
         out = exact.run(budget, cap=exact_share)
         if out.verdict != "gave_up":
             return out
-        if len(out.best_line) > len(best_line):
-            best_line = out.best_line
+        if best is None or out.progress > best.progress:
+            best = out
         if budget.out():
             break
         out = beam_search(budget, width)
         if out.verdict == "won":
             return out
-        if len(out.best_line) > len(best_line):
-            best_line = out.best_line
+        if out.progress > best.progress:
+            best = out
         if budget.out():
             break
         exact_share, width = exact_share * 2, width * growth
-    return Outcome("gave_up", [], best_line, budget.used)
+    assert best is not None
+    return Outcome("gave_up", [], best.best_line, budget.used, best.progress)
