@@ -15,6 +15,7 @@ from engine.solve.api import (
     next_seed,
     solve,
     solve_game,
+    suggest,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "next_seed",
     "solve",
     "solve_game",
+    "suggest",
 ]

@@ -121,9 +121,17 @@ def best_move(game: Game, budget_s: float, *, moves_so_far: Sequence[str] = ()) 
     already been through; in Baker's Game, where moves can be undone by other moves,
     that is what makes following hint after hint end in a win rather than a loop.
     """
+    return suggest(game, budget_s, moves_so_far=moves_so_far)[0]
+
+
+def suggest(
+    game: Game, budget_s: float, *, moves_so_far: Sequence[str] = ()
+) -> tuple[str | None, Verdict]:
+    """best_move with the verdict of the search behind it: "won" (the move is on a winning
+    line), "unwinnable" (proven lost from here) or "gave_up" (the best line found)."""
     legal = game.legal_moves()
     if not legal:
-        return None
+        return None, "won" if game.won else "unwinnable"
     earlier: list[Game] = []
     if moves_so_far and game.seed is not None:
         past = new_game(game.game_id, game.seed)
@@ -133,5 +141,5 @@ def best_move(game: Game, budget_s: float, *, moves_so_far: Sequence[str] = ()) 
     result = _solve(game, None, budget_s, earlier)
     line = result.moves if result.verdict == "won" else result.best_line
     if line:
-        return line[0]
-    return legal[0]
+        return line[0], result.verdict
+    return legal[0], result.verdict

@@ -22,8 +22,8 @@ from engine.solve.search import Budget, DepthFirst, Outcome, exact_and_beams
 NFOUND = 4
 NRES = 4
 FULL = 13  # cards on a complete foundation
-# Weights of the position score that orders the search (tuned on deals 1-40).
-W_HOME, W_BLOCKED, W_BREAK, W_USED = 8, 1, 8, 1
+# Weights of the position score that orders the search (tuned on deals 1-100).
+W_HOME, W_BLOCKED, W_BREAK, W_USED = 8, 1, 16, 1
 # Nodes of the first exact turn (doubling each turn); enough for small positions.
 EXACT_SHARE = 500
 # The first beam's width, and how much wider each next one is.
@@ -148,7 +148,8 @@ class HopscotchRules:
     def _tables(self, found: tuple[int, ...]) -> tuple[bytes, bytes]:
         """For these foundations: how soon each value 1..13 is wanted (0: now), and
         LEADS[14 * card + below] == 1 when an unfinished foundation wants `card` and then
-        at once `below` (so a pile with `card` on `below` unwinds in one go)."""
+        at once `below` (so a pile with `card` on `below` unwinds in one go), or both are
+        Kings."""
         tables = self._cache.get(found)
         if tables is None:
             soon = bytes([99] + [urgency(found, v) for v in range(1, 14)])
@@ -156,6 +157,8 @@ class HopscotchRules:
             for i in range(NFOUND):
                 for k in range(found[i], FULL - 1):
                     leads[14 * wanted(k, i + 1) + wanted(k + 1, i + 1)] = 1
+            # Kings go last on every foundation: a pile of Kings blocks nothing.
+            leads[14 * 13 + 13] = 1
             tables = self._cache[found] = (soon, bytes(leads))
         return tables
 
