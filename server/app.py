@@ -15,10 +15,12 @@ from websockets.asyncio.server import ServerConnection, serve
 
 import engine
 from server import protocol as p
+from server.bots import BotRunner
 from server.bus import Bus
 from server.clock import Clock
 from server.config import Config
 from server.daily import DailyService
+from server.daily_deals import DailyDeals
 from server.games import GameRecord
 from server.handlers import build_handlers
 from server.http import HttpRoutes, Metrics
@@ -26,6 +28,7 @@ from server.hub import Hub
 from server.live import LiveGames
 from server.referee import Outcome, close_if_due
 from server.session import Session
+from server.solver_pool import SolverPool
 from server.store import Store, create_redis
 
 log = logging.getLogger(__name__)
@@ -52,6 +55,8 @@ class App:
             self.hub.deliver,
         )
         self.daily: DailyService | None = None
+        self.solver = SolverPool(config.solver_workers, config.solver_queue_max)
+        self.bots = BotRunner(self)
         self._race_players: dict[str, list[str]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
@@ -96,6 +101,14 @@ class App:
         self.daily = DailyService(
             self.store, secret.encode(), self.clock.now_s, engine.GAMES, self.metrics
         )
+        self.daily.deals = DailyDeals(
+            self.store.redis,
+            self.daily.keys,
+            self.daily.seed,
+            self.solver,
+            cfg,
+            self.instance,
+        )
         await self.bus.start()
         routes = HttpRoutes(health=self.store.ping, metrics=self.metrics, daily=self.daily)
         loop = asyncio.get_running_loop()
@@ -122,13 +135,22 @@ class App:
             # collector's way, so that collections stay short under load.
             gc.freeze()
             reaper = asyncio.create_task(self._reaper(), name="reaper")
+            background = [
+                asyncio.create_task(
+                    self.daily.deals.run_ahead(engine.GAMES, self.clock.now_s), name="daily-deals"
+                ),
+                asyncio.create_task(self.bots.run(), name="bots"),
+            ]
             await self._stop.wait()
             log.info("shutting down: no new connections, finishing requests in flight")
             server.close(close_connections=False)
             await self._drain()
-            reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reaper
+            for task in (reaper, *background):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            await self.bots.stop()
+            self.solver.close()
             await server.wait_closed()
         await self.store.close()
         await self.bus.close()

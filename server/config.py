@@ -62,6 +62,26 @@ class Config:
     shutdown_grace_s: float = 5.0  # time given to in-flight requests on SIGTERM
     ping_interval_s: float = 20.0
 
+    # Solvers (server/solver_pool.py): CPU-heavy searches run in a bounded process pool.
+    solver_workers: int = 2  # processes; the event loop never runs a search
+    solver_queue_max: int = 16  # searches waiting or running at once; more get `unavailable`
+    # Winnable dailies (server/daily_deals.py): candidates from the day's HMAC seed on, each
+    # searched up to daily_budget_nodes positions (deterministic, so every instance would pick
+    # the same deal; the first one stored wins anyway) or daily_budget_s, whichever comes first.
+    daily_budget_nodes: int = 60_000
+    daily_budget_s: float = 5.0
+    daily_max_candidates: int = 40
+    daily_prepare_interval_s: float = 60.0  # how often today's and tomorrow's deals are checked
+    daily_lock_s: float = 600.0  # the instance searching a day's deal holds this lock
+    # Practice games (server/practice.py).
+    hint_budget_s: float = 1.0
+    practice_ttl_s: int = 7 * 24 * 3600  # an idle practice game is forgotten after this
+    # Bots (server/bots.py).
+    bot_think_scale: float = 1.0  # multiplies every bot's think time (tests use 0.01)
+    bot_lease_s: float = 10.0  # an instance drives a race's bots while it renews this lease
+    bot_solve_budget_s: float = 2.0  # per search of a medium or hard bot
+    bot_stall_moves: int = 150  # a bot resigns after this many moves without a card home
+
     @property
     def flood_limit(self) -> float:
         """Messages in one flood window above which a client is closed with 1008."""
@@ -165,6 +185,18 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
               "messages a connection may send in a burst (default 60)"),
     "hello_timeout_s": ("--hello-timeout-s", "SOLITAIRE_HELLO_TIMEOUT_S", _positive(float),
                         "seconds a new connection has to send hello (default 10)"),
+    "solver_workers": ("--solver-workers", "SOLITAIRE_SOLVER_WORKERS", _positive(int),
+                       "processes that run solver searches (dailies, hints, bots; default 2)"),
+    "daily_max_candidates": ("--daily-max-candidates", "SOLITAIRE_DAILY_MAX_CANDIDATES",
+                             _positive(int),
+                             "deals tried for a winnable daily before falling back (default 40)"),
+    "hint_budget_s": ("--hint-budget-s", "SOLITAIRE_HINT_BUDGET_S", _positive(float),
+                      "seconds of search for one practice hint (default 1)"),
+    "bot_think_scale": ("--bot-think-scale", "SOLITAIRE_BOT_THINK_SCALE", _positive(float),
+                        "factor on every bot's think time; 0.01 for tests (default 1)"),
+    "bot_lease_s": ("--bot-lease-s", "SOLITAIRE_BOT_LEASE_S", _positive(float),
+                    "seconds before another instance takes over a dead instance's bots "
+                    "(default 10)"),
 }  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 import engine
 from server import protocol as p
 from server.bus import Event, encode_events
+from server.daily_deals import DailyDeal, DailyDeals
 from server.games import GameRecord, LiveGame
 from server.keys import daily_gid
 from server.leaderboard import (
@@ -84,6 +85,9 @@ class LeaderboardReply(p.Message, tag="leaderboard"):
     entries: list[Entry]
     me: Entry | None = None
     seed: int | None = None
+    # Past days only: a winning line of the deal and its length (absent when none is known).
+    par: int | None = None
+    line: list[str] | None = None
 
 
 class StatsReply(p.Message, tag="stats"):
@@ -137,8 +141,10 @@ class DailyService:
         clock: Callable[[], float],
         games: tuple[str, ...],
         metrics: Metrics | None = None,
+        deals: DailyDeals | None = None,
     ) -> None:
         self.store = store
+        self.deals = deals  # None: the HMAC seed itself (tests of the boards alone)
         self.metrics = metrics
         self.redis = store.redis
         self.keys = Keys(store.config.namespace)
@@ -156,7 +162,20 @@ class DailyService:
         return utc_date(self.clock())
 
     def seed(self, game: str, date: dt.date) -> int:
+        """The day's HMAC seed: the first candidate for its deal (server/daily_deals.py)."""
         return daily_seed(self.secret, date, game)
+
+    async def deal(self, game: str, date: dt.date) -> DailyDeal:
+        """The deal everyone plays that day: proven winnable, found ahead of time."""
+        if self.deals is None:
+            return DailyDeal(game, date.isoformat(), self.seed(game, date), [], False, 0)
+        return await self.deals.get(game, date)
+
+    async def past_deal(self, game: str, date: dt.date) -> DailyDeal:
+        """A finished day's deal as stored; never searched now (a day nobody was dealt, or
+        one from before winnable dailies, had the HMAC seed, with no line)."""
+        stored = await self.deals.stored(game, date) if self.deals is not None else None
+        return stored or DailyDeal(game, date.isoformat(), self.seed(game, date), [], False, 0)
 
     # ------------------------------------------------------------ attempts
 
@@ -171,7 +190,8 @@ class DailyService:
         if loaded is None:
             if await self.boards.has_entry(game, date.isoformat(), player):
                 raise DailyRefused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
-            record = self._new_record(gid, player, name, game, date, now_ms)
+            deal = await self.deal(game, date)
+            record = self._new_record(gid, player, name, game, date, now_ms, deal.seed)
             # Indexed first, so that the sweeper ranks it at midnight whatever happens next.
             await self.redis.zadd(self.keys.open_attempts(), {gid: record.ends_at_ms})
             if await self._create(record):
@@ -204,9 +224,8 @@ class DailyService:
         return bool(created)
 
     def _new_record(
-        self, gid: str, player: str, name: str, game: str, date: dt.date, now_ms: int
+        self, gid: str, player: str, name: str, game: str, date: dt.date, now_ms: int, seed: int
     ) -> GameRecord:
-        seed = self.seed(game, date)
         start = engine.new_game(game, seed)  # the deal's own score (Doublets starts at 1)
         over = bool(start.over)
         return GameRecord(
@@ -344,8 +363,8 @@ class DailyService:
         limit: int = DEFAULT_LIMIT,
         asker: str | None = None,
         around_me: bool = False,
-    ) -> tuple[Board, int | None] | str:
-        """A board and its seed (None while the day is not over), or why there is none."""
+    ) -> tuple[Board, DailyDeal | None] | str:
+        """A board and its deal (None while the day is not over), or why there is none."""
         today = self.today()
         if date_text == ALL_TIME:
             board = await self.boards.board(
@@ -360,7 +379,7 @@ class DailyService:
         board = await self.boards.board(
             game, date.isoformat(), limit=limit, asker=asker, around_me=around_me
         )
-        return board, (self.seed(game, date) if date < today else None)
+        return board, (await self.past_deal(game, date) if date < today else None)
 
     async def leaderboard(
         self, game: str, date_text: str | None, limit: int | None, asker: str, around_me: bool
@@ -377,14 +396,16 @@ class DailyService:
         return self.leaderboard_message(*found)
 
     @staticmethod
-    def leaderboard_message(board: Board, seed: int | None) -> LeaderboardReply:
+    def leaderboard_message(board: Board, deal: DailyDeal | None) -> LeaderboardReply:
         return LeaderboardReply(
             game=board.game,
             date=board.date,
             total=board.total,
             entries=board.entries,
             me=board.me,
-            seed=seed,
+            seed=deal.seed if deal is not None else None,
+            par=deal.par if deal is not None else None,
+            line=deal.line if deal is not None and deal.proven else None,
         )
 
     # ------------------------------------------------------------ stats

@@ -18,7 +18,7 @@ class GameRecord:
     """What the store keeps for one game besides its move list (all that a replay needs)."""
 
     gid: str
-    kind: str  # "race" or "daily"
+    kind: str  # "race", "daily" or "practice"
     game: str
     seed: int
     player: str
@@ -121,7 +121,7 @@ class LiveGame:
         return p.State(
             re=re,
             gid=rec.gid,
-            kind="race" if rec.kind == "race" else "daily",
+            kind=rec.kind if rec.kind in ("race", "practice") else "daily",
             game=rec.game,
             n=len(self.move_list),
             view=self.game.view(),
@@ -132,6 +132,7 @@ class LiveGame:
             elapsed_ms=rec.elapsed_ms(now_ms),
             race=rec.race or None,
             date=rec.date or None,
+            seed=rec.seed if rec.kind == "practice" else None,
         )
 
     def progress(self, now_ms: int) -> p.Progress:

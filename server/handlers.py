@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import engine
-from server import daily, races
+from server import bots, daily, practice, races
 from server import protocol as p
 from server.bus import Event, encode_events
 from server.games import (
@@ -51,6 +51,9 @@ def build_handlers() -> dict[type[p.Request], Handler]:
         p.Daily: daily.handle_daily,
         p.Leaderboard: daily.handle_leaderboard,
         p.Stats: daily.handle_stats,
+        p.Practice: practice.handle_practice,
+        p.Undo: practice.handle_undo,
+        p.Hint: practice.handle_hint,
     }
 
 
@@ -167,6 +170,8 @@ async def handle_create(session: Session, msg: p.Create) -> None:
     else:
         await session.error(p.UNAVAILABLE, "could not find a free race code; try again", msg.id)
         return
+    if msg.bots:
+        race = await bots.seat_bots(app, race, msg.bots, msg.bot_strength, session.uid)
     log.info(
         "race %s created by player %s: %s, %d seats, time limit %s",
         race.code, player, race.game, race.max_players, race.time_limit_s or "none",
@@ -275,6 +280,7 @@ async def handle_start(session: Session, msg: p.StartRace) -> None:
             await app.hub.deliver(events)
             if game.over:
                 await close_if_due(app, code)
+            await app.bots.race_started(code)
             return
         if status < 0:
             await session.error(p.NOT_FOUND, f"no race {code}", msg.id)
@@ -384,3 +390,7 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                 await session.error(p.NOT_FOUND, "no such game", re)
                 return
     await session.error(p.UNAVAILABLE, "the game kept changing; resend", re)
+
+
+# Bots (server/bots.py) play through exactly this path.
+play_as = _play

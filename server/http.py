@@ -210,16 +210,23 @@ class HttpRoutes:
         found = await daily.find_board(game, date, limit=limit)
         if isinstance(found, str):
             return text(404, found)
-        board, seed = found
+        board, deal = found
         today = daily.today()
         # Past days change only for the few seconds after midnight while open attempts close.
-        cache = "public, max-age=60" if seed is not None else "public, max-age=5"
+        cache = "public, max-age=60" if deal is not None else "public, max-age=5"
         if as_json:
             self.metrics.leaderboard_requests.labels("json").inc()
-            body = self._json.encode(daily.leaderboard_message(board, seed))
+            body = self._json.encode(daily.leaderboard_message(board, deal))
             return _response(200, body, "application/json", {"Cache-Control": cache})
         self.metrics.leaderboard_requests.labels("html").inc()
-        html = pages.render_leaderboard(board, games=daily.games, today=today, seed=seed)
+        html = pages.render_leaderboard(
+            board,
+            games=daily.games,
+            today=today,
+            seed=deal.seed if deal is not None else None,
+            par=deal.par if deal is not None else None,
+            line=deal.line if deal is not None and deal.proven else None,
+        )
         return _response(
             200,
             html.encode(),

@@ -21,7 +21,12 @@ Pub/sub channel (plain PUBLISH reaches every node of a cluster):
 
     ns:ev:INSTANCE                   events for the connections of one server process
 
-Game ids: a race seat is `r.CODE.PID`, a daily attempt `d.DATE.GAME.PID`.
+Game ids: a race seat is `r.CODE.PID`, a daily attempt `d.DATE.GAME.PID`, a practice game
+`p.GAME.NONCE.PID` (under its player's tag, like a daily).
+
+    {ns:race:CODE}:bots              hash   bot player id -> strength (server/bots.py)
+    {ns:race:CODE}:botlease          string the instance driving the race's bots (expires)
+    {ns:index}:bots                  set    race codes whose bots are to be driven
 """
 
 from __future__ import annotations
@@ -61,6 +66,15 @@ class Keys:
     def running_index(self) -> str:
         return f"{{{self.ns}:index}}:running"
 
+    def race_bots(self, code: str) -> str:
+        return f"{self.race_tag(code)}:bots"
+
+    def race_bot_lease(self, code: str) -> str:
+        return f"{self.race_tag(code)}:botlease"
+
+    def bot_index(self) -> str:
+        return f"{{{self.ns}:index}}:bots"
+
     # -- players
     def player_tag(self, player: str) -> str:
         return f"{{{self.ns}:player:{player}}}"
@@ -89,7 +103,7 @@ class Keys:
         if len(parts) == 3 and parts[0] == "r" and all(parts[1:]):
             tag = self.race_tag(parts[1])
             interest = self.race_interest(parts[1])
-        elif len(parts) == 4 and parts[0] == "d" and all(parts[1:]):
+        elif len(parts) == 4 and parts[0] in ("d", "p") and all(parts[1:]):
             tag = self.player_tag(parts[3])
             interest = self.player_interest(parts[3])
         else:
@@ -114,3 +128,7 @@ def race_gid(code: str, player: str) -> str:
 
 def daily_gid(date: str, game: str, player: str) -> str:
     return f"d.{date}.{game}.{player}"
+
+
+def practice_gid(game: str, nonce: str, player: str) -> str:
+    return f"p.{game}.{nonce}.{player}"

@@ -6,6 +6,9 @@ multi-key command or script below touches keys of a single slot:
 
     {ns:day:GAME:DATE}:board        zset   one member per finished attempt of that day
     {ns:day:GAME:DATE}:entries      hash   player -> SEQ(10 digits) + JSON entry
+    {ns:day:GAME:DATE}:deal         hash   the day's deal: seed, line, par, candidates, proven
+                                           (written once, by server/daily_deals.py)
+    {ns:day:GAME:DATE}:deal_lock    string lock: the instance searching for that deal
     {ns:alltime:GAME}:board         zset   one member per player who ever finished a daily
     {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/stats.py)
     {ns:alltime:GAME}:seq           string counter giving all-time members their SEQ
@@ -103,6 +106,12 @@ class Keys:
 
     def day_entries(self, game: str, date: str) -> str:
         return self._day(game, date) + ":entries"
+
+    def day_deal(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":deal"
+
+    def day_deal_lock(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":deal_lock"
 
     def _all(self, game: str) -> str:
         return f"{{{self.namespace}:alltime:{game}}}"

@@ -92,9 +92,17 @@ class Create(Request, tag="create"):
     seed: Seed | None = None
     max_players: MaxPlayers | None = None
     time_limit_s: TimeLimit | None = None
+    # Bot seats (server/bots.py), counted in max_players.
+    bots: Annotated[int, Meta(ge=0, le=LIMITS.max_players - 1)] = 0
+    bot_strength: Literal["easy", "medium", "hard"] = "medium"
 
     def __post_init__(self) -> None:
         _check_game(self.game)
+        if self.bots and self.bots + 1 > (self.max_players or LIMITS.default_max_players):
+            raise ValueError(
+                f"{self.bots} bots and the host do not fit in max_players "
+                f"{self.max_players or LIMITS.default_max_players}"
+            )
 
 
 class Join(Request, tag="join"):
@@ -140,10 +148,29 @@ class Stats(Request, tag="stats"):
     player: PlayerId | None = None  # default: the asker
 
 
+class Practice(Request, tag="practice"):
+    """An unranked game with undo and hints (server/practice.py); random deal if no seed."""
+
+    game: GameId
+    seed: Seed | None = None
+
+    def __post_init__(self) -> None:
+        _check_game(self.game)
+
+
+class Undo(Request, tag="undo"):
+    gid: Gid
+
+
+class Hint(Request, tag="hint"):
+    gid: Gid
+
+
 # Every request type the server decodes; the daily helper's messages are listed
 # here too (their handlers are registered in server/handlers.py).
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
+    Practice, Undo, Hint,
 )  # fmt: skip
 
 
@@ -239,7 +266,7 @@ class Message(Struct, tag_field="t", kw_only=True, omit_defaults=True):
 
 class State(Message, tag="state"):
     gid: str
-    kind: Literal["race", "daily"]
+    kind: Literal["race", "daily", "practice"]
     game: str
     n: int
     view: dict[str, Any]
@@ -250,6 +277,7 @@ class State(Message, tag="state"):
     elapsed_ms: int
     race: str | None = None
     date: str | None = None
+    seed: int | None = None  # practice games only: nothing ranked depends on them
 
 
 class Welcome(Message, tag="welcome"):
@@ -314,6 +342,13 @@ class Result(Message, tag="result"):
     game: str
     seed: int
     standings: list[Standing]
+
+
+class HintReply(Message, tag="hint"):
+    gid: str
+    n: int  # the move count of the position the hint is for
+    move: str | None  # None: no move is left
+    verdict: Literal["won", "unwinnable", "gave_up"]
 
 
 class Error(Message, tag="error"):

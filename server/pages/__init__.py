@@ -85,7 +85,13 @@ def _link(href: str, text: str, *, current: bool = False, rel: str = "") -> str:
 
 
 def render_leaderboard(
-    board: Board, *, games: tuple[str, ...], today: dt.date, seed: int | None
+    board: Board,
+    *,
+    games: tuple[str, ...],
+    today: dt.date,
+    seed: int | None,
+    par: int | None = None,
+    line: list[str] | None = None,
 ) -> str:
     """The page of one board: its rows, links to the other games and to the days around it."""
     title = game_title(board.game)
@@ -120,6 +126,12 @@ def render_leaderboard(
         footer += f", top {shown} shown"
     if seed is not None:
         footer += f" · deal seed <code>{seed}</code> (replay it with the engine)"
+        if par is not None and line:
+            # Move strings are RULES.md's (letters, digits, '-'), escaped all the same.
+            footer += (
+                f'<p class="par">Par {par}: a winning line found by the solver, '
+                f"<code>{escape(' '.join(line))}</code></p>"
+            )
     elif board.date != ALL_TIME:
         footer += " · the deal's seed is published when the day is over"
     return _template("leaderboard.html").substitute(

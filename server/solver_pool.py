@@ -1,0 +1,112 @@
+"""Solver searches off the event loop: a bounded process pool and the jobs it runs.
+
+A search holds a CPU for up to seconds, so it never runs in the server's event loop:
+`SolverPool.run` hands a job to one of `solver_workers` processes (spawned, so they
+share nothing with the server's sockets) and awaits its answer. At most
+`solver_queue_max` jobs wait or run at once; one more raises `SolverBusy` at once rather
+than queueing without bound (the caller answers `unavailable`).
+
+The jobs are plain module-level functions of plain values (they cross a process
+boundary): the deal is rebuilt from its seed and moves inside the worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
+
+import engine
+from engine.solve import next_seed, solve, solve_game, suggest
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class SolverBusy(Exception):
+    """Every slot of the pool is taken; try again later."""
+
+
+class SolverPool:
+    def __init__(self, workers: int, queue_max: int) -> None:
+        self.workers = workers
+        self.queue_max = max(queue_max, workers)
+        self._executor: ProcessPoolExecutor | None = None
+        self._queued = 0
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
+            )
+        return self._executor
+
+    async def run(self, fn: Callable[..., T], *args: Any, essential: bool = False) -> T:
+        """`fn(*args)` in a worker process; SolverBusy if too many jobs are pending
+        (unless `essential`: a daily deal's search waits its turn instead)."""
+        if self._queued >= self.queue_max and not essential:
+            raise SolverBusy(f"{self._queued} solver jobs pending")
+        self._queued += 1
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._pool(), fn, *args)
+        finally:
+            self._queued -= 1
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+
+
+# ---------------------------------------------------------------- jobs (run in a worker)
+
+
+def find_daily_deal(
+    game_id: str, first_seed: int, budget_nodes: int, budget_s: float, max_candidates: int
+) -> dict[str, Any]:
+    """The first of first_seed, first_seed+1, ... proven winnable within the budget.
+
+    Returns {seed, line, candidates, seconds, proven}; when none of `max_candidates` deals
+    is proven winnable, the fallback is the first candidate itself, with no line
+    (proven False), so that every instance still falls back to the same deal.
+    """
+    started = time.perf_counter()
+    seed = first_seed
+    for tried in range(1, max_candidates + 1):
+        result = solve(game_id, seed, budget_nodes=budget_nodes, budget_s=budget_s)
+        if result.verdict == "won":
+            return {
+                "seed": seed,
+                "line": list(result.moves),
+                "candidates": tried,
+                "seconds": time.perf_counter() - started,
+                "proven": True,
+            }
+        seed = next_seed(seed)
+    return {
+        "seed": first_seed,
+        "line": [],
+        "candidates": max_candidates,
+        "seconds": time.perf_counter() - started,
+        "proven": False,
+    }
+
+
+def hint(game_id: str, seed: int, moves: Sequence[str], budget_s: float) -> tuple[str | None, str]:
+    """(move, verdict) for the position after `moves` of deal `seed` (see engine suggest)."""
+    game = engine.replay(game_id, seed, list(moves))
+    return suggest(game, budget_s, moves_so_far=list(moves))
+
+
+def line(game_id: str, seed: int, moves: Sequence[str], budget_s: float) -> tuple[str, list[str]]:
+    """(verdict, line) from the position after `moves`: the winning line when won, else the
+    line to the best position the search saw."""
+    game = engine.replay(game_id, seed, list(moves))
+    result = solve_game(game, budget_s=budget_s)
+    return result.verdict, list(result.moves if result.verdict == "won" else result.best_line)
