@@ -42,6 +42,7 @@ class GameRun:
     nodes: list[int] = field(default_factory=list)
     bad_replays: int = 0
     fc_times: list[float] = field(default_factory=list)
+    fc_start: float = 0.0
     fc_disagreements: list[int] = field(default_factory=list)
 
 
@@ -70,8 +71,31 @@ def run_fc_solve(fc_solve: str, seed: int) -> tuple[str, float]:
     return ("won" if "This game is solveable." in done.stdout else "unwinnable"), elapsed
 
 
+TRIVIAL_BOARD = "Foundations: H-K C-K D-K S-K\nFreecells: - - - -\n" + ":\n" * 8
+
+
+def fc_solve_start_time(fc_solve: str, runs: int = 20) -> float:
+    """Median wall time of fc-solve on a board that is already won: the cost of starting
+    the process and reading a board, which every per-deal fc-solve time includes."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(
+            [fc_solve, "-g", "ko_bakers_game", "-"],
+            input=TRIVIAL_BOARD,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "FREECELL_SOLVER_QUIET": "1"},
+            check=False,
+        )
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
 def bench_game(game_id: str, seeds: range, budget_s: float, fc_solve: str | None) -> GameRun:
     run = GameRun(game_id)
+    if fc_solve and game_id == "bakers_game":
+        run.fc_start = fc_solve_start_time(fc_solve)
     started = time.perf_counter()
     for done, seed in enumerate(seeds, 1):
         result = solve(game_id, seed, budget_s=budget_s)
@@ -114,6 +138,8 @@ def report(run: GameRun, n: int) -> list[str]:
         lines += [
             f"{'':12s} fc-solve (ko_bakers_game, same deals): median {fc_med * 1000:8.1f} ms"
             f"  p90 {quantile(run.fc_times, 0.9) * 1000:8.1f} ms  total {fc_tot:.1f} s",
+            f"{'':12s} fc-solve process start (a board already won): median"
+            f" {run.fc_start * 1000:.1f} ms, included in each fc-solve time above",
             f"{'':12s} ratio ours / fc-solve: median {ours_med / fc_med:.1f}x,"
             f" total {ours_tot / fc_tot:.1f}x (ours total {ours_tot:.1f} s);"
             f" verdicts differing from fc-solve: {run.fc_disagreements or 'none'}",
