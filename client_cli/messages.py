@@ -42,6 +42,7 @@ class State(msgspec.Struct):
     elapsed_ms: int = 0
     race: str | None = None
     date: str | None = None
+    seed: int | None = None  # practice games only
 
 
 class Welcome(msgspec.Struct):
@@ -129,6 +130,15 @@ class Leaderboard(msgspec.Struct):
     entries: list[Entry]
     me: Entry | None = None
     seed: int | None = None
+    par: int | None = None  # past days: the length of a winning line of the deal
+    line: list[str] | None = None
+
+
+class Hint(msgspec.Struct):
+    gid: str
+    n: int
+    move: str | None
+    verdict: str
 
 
 TYPES: dict[str, type[msgspec.Struct]] = {
@@ -140,6 +150,7 @@ TYPES: dict[str, type[msgspec.Struct]] = {
     "progress": Progress,
     "result": Result,
     "leaderboard": Leaderboard,
+    "hint": Hint,
 }
 
 

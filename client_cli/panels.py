@@ -27,6 +27,9 @@ def side_panel(session: GameSession, theme: Theme, height: int = 20) -> Canvas:
     elif session.kind == "daily":
         date = state.date if state is not None else ""
         canvas.put(0, y, f"daily {date}".rstrip(), label)
+    elif session.kind == "practice":
+        seed = state.seed if state is not None and state.seed is not None else ""
+        canvas.put(0, y, f"practice {seed}".rstrip(), label)
     y += 2
     if state is not None:
         max_score = state.view.get("max_score", "?")

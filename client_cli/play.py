@@ -26,8 +26,16 @@ QUIT_WORDS = ("quit", "q", "exit")
 
 HELP = (
     "Moves: t3-f, w-r2, c3-c8, deal (d). Short forms: a pile alone (t3) when one move "
-    "starts there; t3t5 for t3-t5. Tab lists the legal moves. Commands: resign, quit."
+    "starts there; t3t5 for t3-t5. Tab lists the legal moves. Commands: resign, quit; "
+    "in practice games also undo (u) and hint (i)."
 )
+UNDO_WORDS = ("undo", "u")
+HINT_WORDS = ("hint", "i")
+HINT_VERDICTS = {
+    "won": "on a winning line",
+    "unwinnable": "no line wins from here",
+    "gave_up": "the best the solver found",
+}
 
 
 class Listener(Protocol):
@@ -108,6 +116,9 @@ class Play:
         if not was_finished and self.session.phase == "finished":
             if self.session.kind == "daily":
                 self._tasks.append(asyncio.create_task(self._daily_over(), name="daily-over"))
+            elif self.session.kind == "practice":
+                won = self.session.state is not None and self.session.state.won
+                self.session.say(("Won! " if won else "Game over. ") + "undo (u) or quit.")
             else:
                 self.session.say("Your game is over; waiting for the others to finish.")
         if self.session.state is not None:
@@ -183,7 +194,18 @@ class Play:
             session.say("The race has not started yet; your move waits for the start.")
             self.listener.changed()
             await self.started.wait()
+        if session.kind == "practice" and session.state is not None:
+            if word in UNDO_WORDS:
+                if await self._send({"t": "undo", "gid": session.state.gid}):
+                    session.say("Move taken back.")
+                return
+            if word in HINT_WORDS:
+                await self._hint()
+                return
         if session.phase == "finished":
+            if session.kind == "practice":
+                self.tell("The game is over: undo (u) takes back the last move; quit leaves.")
+                return
             self.tell("Your game is over; waiting for the others. quit leaves.")
             return
         if session.state is None:
@@ -203,6 +225,19 @@ class Play:
         move = {"t": "move", "gid": state.gid, "n": state.n, "m": resolution.move}
         if await self._send(move):
             session.say(f"Played {resolution.move}.")
+
+    async def _hint(self) -> None:
+        session = self.session
+        assert session.state is not None
+        try:
+            reply = await self.conn.request({"t": "hint", "gid": session.state.gid})
+        except ServerError as exc:
+            self.tell(f"{exc.msg} ({exc.code})", error=True)
+            return
+        self.listener.message({k: v for k, v in reply.items() if k not in ("id", "re")})
+        move = reply.get("move")
+        why = HINT_VERDICTS.get(str(reply.get("verdict")), "")
+        self.tell(f"Hint: {move} ({why})." if move else "No move is left.")
 
     async def _start_race(self) -> None:
         session = self.session

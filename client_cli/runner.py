@@ -141,7 +141,7 @@ async def _plain_loop(play: Play) -> None:
             play.submit(line.rstrip("\r\n"))
             await play.idle()
         # End of input: a finished game still waits for its race's result or its rank.
-        if play.session.phase in ("finished", "result", "done"):
+        if play.session.phase in ("finished", "result", "done") and play.session.kind != "practice":
             await asyncio.wait({over, leave}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         over.cancel()
@@ -178,6 +178,11 @@ def summary(session: GameSession, theme: Theme) -> str:
                 f"Carry on with: solitaire race join {session.race}"
             )
         return f"Left race {session.race}."
+    if session.kind == "practice":
+        if state is not None and state.seed is not None:
+            again = f"solitaire practice {session.game} --seed {state.seed}"
+            return f"Practice deal {state.seed}; play it again with: {again}"
+        return "Bye."
     if state is not None and not state.finished:
         return f"Your daily attempt stays open.\nCarry on with: solitaire daily {session.game}"
     return "Bye."

@@ -161,7 +161,7 @@ class PlayScreen:
 
     def _title(self) -> StyleAndTextTuples:
         s = self.session
-        what = "race" if s.kind == "race" else "daily challenge"
+        what = {"race": "race", "practice": "practice"}.get(s.kind, "daily challenge")
         dot = "·" if self.theme.unicode else "-"
         text = f" solitaire-race {dot} {game_title(s.game)} {what}"
         if s.race:

@@ -39,7 +39,7 @@ class Seat:
 
 @dataclass
 class GameSession:
-    kind: str  # "race" or "daily"
+    kind: str  # "race", "daily" or "practice"
     game: str
     me: str = ""
     race: str | None = None
@@ -117,12 +117,12 @@ class GameSession:
         if self.kind == "race" and self.race is not None and state.race != self.race:
             return False
         current = self.state
-        if current is None and self.kind == "daily" and not reply:
+        if current is None and self.kind in ("daily", "practice") and not reply:
             return False
         if current is not None and current.gid != state.gid:
             return False
-        if current is not None and state.n < current.n:
-            return False  # an older state overtaken by a newer one
+        if current is not None and state.n < current.n and not (reply and self.kind == "practice"):
+            return False  # an older state overtaken by a newer one (undo's reply is not)
         self.state = state
         self.state_at = time.monotonic()
         if self.kind == "race":
@@ -137,6 +137,8 @@ class GameSession:
             self.phase = "playing"
         if state.finished and self.phase == "playing":
             self.phase = "finished"
+        elif not state.finished and self.phase == "finished" and self.kind == "practice":
+            self.phase = "playing"  # a practice game's end was undone
         return True
 
     def say(self, text: str, error: bool = False) -> None:

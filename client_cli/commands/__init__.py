@@ -18,6 +18,8 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "client_cli.commands.daily",
     "client_cli.commands.leaderboard",
     "client_cli.commands.stats",
+    "client_cli.commands.practice",
+    "client_cli.commands.solve",
 )
 
 

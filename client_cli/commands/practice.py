@@ -1,0 +1,53 @@
+"""`solitaire practice GAME [--seed N]`: an unranked game with undo and hints."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from client_cli.commands import add_command, game_arg
+from client_cli.commands.context import build_context
+from client_cli.commands.race import PLAY_HELP
+from client_cli.commands.solve import _seed
+from client_cli.connection import Connection
+from client_cli.play import Play
+from client_cli.runner import play_game
+from client_cli.session import GameSession
+
+PRACTICE_HELP = """\
+Practice only: undo (or u) takes back your last move, hint (or i) asks the server's
+solver for a good next move. Nothing here is ranked.
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = add_command(
+        subparsers,
+        "practice",
+        help="play an unranked game with undo and hints",
+        description="Play a deal of GAME on your own, unranked: take back moves and ask for "
+        "hints as often as you like. A random deal unless --seed names one (the deal's "
+        "number is shown, so you can play it again).\n\n" + PLAY_HELP + "\n" + PRACTICE_HELP,
+        epilog="example: solitaire practice bakers_game --seed 2",
+    )
+    parser.add_argument("game", type=game_arg, metavar="GAME", help="doublets, quatorze, "
+                        "bakers_game or hopscotch")  # fmt: skip
+    parser.add_argument("--seed", type=_seed, default=None, metavar="N",
+                        help="deal number, 1 to 2147483647 (default: a random deal)")  # fmt: skip
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    ctx = build_context(args)
+    session = GameSession(kind="practice", game=args.game)
+
+    async def setup(play: Play, conn: Connection) -> None:
+        request: dict[str, Any] = {"t": "practice", "game": args.game}
+        if args.seed is not None:
+            request["seed"] = args.seed
+        reply = await conn.request(request)
+        play.take(reply, reply=True)
+        play.session.say("Practice: undo (u) and hint (i) work here. help lists the rest.")
+
+    return asyncio.run(play_game(ctx, session, setup))
