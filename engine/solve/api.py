@@ -139,6 +139,10 @@ def suggest(
             earlier.append(past.copy())
             past.play(move)
     result = _solve(game, None, budget_s, earlier)
+    if result.verdict == "unwinnable" and earlier:
+        # Lost only without the positions already passed through: a win may still go back
+        # through one of them. Check with what is left of the budget before saying so.
+        result = _solve(game, None, max(budget_s - result.seconds, 0.0), ())
     line = result.moves if result.verdict == "won" else result.best_line
     if line:
         return line[0], result.verdict

@@ -14,7 +14,7 @@ cards still in play.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from engine.game import Game
 from engine.solve.cards import suit, value
@@ -25,8 +25,9 @@ NRES = 4
 KING = 13
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
+class Position(NamedTuple):
+    """Columns (bytes, bottom first), reserves (0: empty), foundation heights by suit."""
+
     cols: tuple[bytes, ...]
     res: tuple[int, ...]
     found: tuple[int, ...]
