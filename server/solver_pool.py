@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -42,7 +44,10 @@ class SolverPool:
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
             self._executor = ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_watch_parent,
+                initargs=(os.getpid(),),
             )
         return self._executor
 
@@ -59,9 +64,23 @@ class SolverPool:
             self._queued -= 1
 
     def close(self) -> None:
+        """Cancel the jobs that wait; the workers exit once the server process is gone
+        (`_watch_parent`), so a long daily search never holds up a shutdown."""
         if self._executor is not None:
-            self._executor.shutdown(wait=False, cancel_futures=True)
-            self._executor = None
+            executor, self._executor = self._executor, None
+            executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _watch_parent(parent: int) -> None:
+    """In each worker: exit as soon as the server process is gone (even after SIGKILL, which
+    gives the server no chance to stop its pool)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
 
 
 # ---------------------------------------------------------------- jobs (run in a worker)
