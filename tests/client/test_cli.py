@@ -20,6 +20,8 @@ from client_cli.commands import SUBCOMMAND_MODULES
         (["daily"], ["one", "ranked attempt", "rank"]),
         (["leaderboard"], ["--date", "all", "--around-me"]),
         (["stats"], ["streaks"]),
+        (["practice"], ["GAME", "--seed", "undo", "hint", "unranked"]),
+        (["solve"], ["GAME", "SEED", "--budget-s", "verdict", "line"]),
     ],
 )
 def test_every_command_has_helpful_help(args: list[str], expected: list[str]) -> None:
@@ -31,7 +33,7 @@ def test_every_command_has_helpful_help(args: list[str], expected: list[str]) ->
 
 def test_subcommands_are_registered_from_one_list() -> None:
     parser = build_parser()
-    for name in ("race", "daily", "leaderboard", "stats"):
+    for name in ("race", "daily", "leaderboard", "stats", "practice", "solve"):
         assert f"client_cli.commands.{name}" in SUBCOMMAND_MODULES
     args = parser.parse_args(["--plain", "leaderboard", "bakers-game", "--date", "all"])
     assert (args.plain, args.game, args.date) == (True, "bakers_game", "all")

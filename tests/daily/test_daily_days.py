@@ -127,7 +127,12 @@ async def test_two_days_of_daily_play(servers: ServerFactory, redis: aioredis.Re
         y = await dave.request({"t": "leaderboard", "game": GAME, "date": DAY1.isoformat()})
         assert y["total"] == 3
         secret = await redis.hget(f"{{{servers.namespace}:server}}:config", "secret")
-        assert y["seed"] == daily_seed(secret.encode(), DAY1, GAME)
+        # The day's deal: the first seed from the day's HMAC seed on that the solver proved
+        # winnable (server/daily_deals.py), published with its winning line and par.
+        deal = await redis.hgetall(f"{{{servers.namespace}:day:{GAME}:{DAY1.isoformat()}}}:deal")
+        first = daily_seed(secret.encode(), DAY1, GAME)
+        assert y["seed"] == int(deal["seed"]) == first + int(deal["candidates"]) - 1
+        assert y["par"] == len(y["line"]) and engine.replay(GAME, y["seed"], y["line"]).won
         # The published seed really is the deal everyone got.
         assert engine.new_game(GAME, y["seed"]).view() == views[0]
         by_player = {e["player"]: e for e in y["entries"]}
