@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from engine.solve.bot import choose_move  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
 
 GAME = "doublets"
@@ -122,14 +123,17 @@ def wait_port(port: int, timeout: float = 30) -> None:
 
 
 def move_sequences(count: int) -> list[tuple[int, list[str]]]:
-    """Legal move sequences of whole Doublets games, from the engine (seed, moves)."""
+    """Whole Doublets games (seed, moves) as an easy bot plays them: the server's own bot
+    policy (engine/solve/bot.py), from the public view."""
     out = []
     for seed in range(1, count + 1):
         g = engine.new_game(GAME, seed)
         rnd = random.Random(seed)
         moves = []
         while not g.over:
-            m = rnd.choice(sorted(g.legal_moves()))
+            m = choose_move(g.view(), "easy", rnd)
+            if m is None:
+                break
             g.play(m)
             moves.append(m)
         out.append((seed, moves))
