@@ -167,18 +167,22 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Applied:
-    """The move is legal: `record` and `game` are the game after it (store, then reply)."""
+    """The move is legal and was played on the game: `record` is the game's record after it
+    (store it, then reply)."""
 
     record: GameRecord
     move: str
-    game: Any  # engine.Game, a copy that played the move
 
 
 def decide_move(
     live: LiveGame, n: int, move: str, now_ms: int
 ) -> Retransmission | Refusal | Applied:
-    """Check a `move {n, m}` against a game. `live` is left as it was: on success the
-    move was played on a copy, which the caller adopts once the store has it.
+    """Check a `move {n, m}` against a game; if it is legal, play it on `live.game` itself.
+
+    No copy: the engine checks a move completely before it changes anything, so a refused
+    move leaves `live` as it was. An applied one leaves `live.game` ahead of its record and
+    move list, and of the store: the caller keeps `live` out of the cache until the store
+    has the move.
     """
     count = len(live.move_list)
     if n < count:
@@ -194,7 +198,7 @@ def decide_move(
         return Refusal(p.ILLEGAL_MOVE, "the race has not started")
     if rec.time_up(now_ms):
         return Refusal(p.ILLEGAL_MOVE, "the time limit has passed", time_up=True)
-    game = live.game.copy()
+    game = live.game
     try:
         game.play(move)
     except engine.IllegalMove as exc:
@@ -209,7 +213,7 @@ def decide_move(
         finished_at_ms=now_ms if over else 0,
         n=count + 1,
     )
-    return Applied(new, move, game)
+    return Applied(new, move)
 
 
 def decide_resign(live: LiveGame, now_ms: int) -> Refusal | GameRecord:

@@ -21,7 +21,6 @@ from server.bus import Event, encode_events
 from server.games import (
     Applied,
     GameRecord,
-    LiveGame,
     Refusal,
     Retransmission,
     decide_move,
@@ -338,33 +337,35 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                 if decision.time_up:
                     await app.game_time_up(live.record)
                 return
-            record = decision.record if isinstance(decision, Applied) else decision
-            game = decision.game if isinstance(decision, Applied) else live.game
-            state = LiveGame(record, game, live.move_list).state(now)
-            if move:
-                state.n = len(live.move_list) + 1
-            events = [Event(to=[record.player], frames=[p.encode(state)], skip=session.uid)]
-            if record.kind == "race":
-                seats = await app.race_players(record.race)
-                progress = LiveGame(record, game).progress(now)
-                events.append(Event(to=seats, frames=[p.encode(progress)]))
-            # A resignation too is written only over the game it was decided on: a copy cached
+            # The decision is made on `live` (a move is already played on its game): until the
+            # store has it, it runs ahead of the store, so it stays out of the cache meanwhile.
+            app.cache.evict(gid)
+            # Written only over the game it was decided on (a resignation too): a copy cached
             # here may be stale if another connection of the player moved through another
             # instance, and writing its record would undo those moves.
-            expect_n = n if n is not None else len(live.move_list)
+            expect_n = len(live.move_list)
+            if isinstance(decision, Applied):
+                live.record = decision.record
+                live.move_list.append(move)
+            else:
+                live.record = decision
+            record = live.record
+            state = live.state(now)
+            events = [Event(to=[player], frames=[p.encode(state)], skip=session.uid)]
+            if record.kind == "race":
+                seats = await app.race_players(record.race)
+                events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
             try:
                 outcome = await app.store.write_game(
                     record, move, expect_n, now, encode_events(events)
                 )
             except StoreUnavailable as exc:
-                app.cache.evict(gid)
                 log.warning("game %s of player %s: store failed: %s", gid, player, exc)
                 await session.error(p.UNAVAILABLE, "the store is unavailable; resend", re)
                 return
             if outcome.status == 1:
-                live.record, live.game = record, game
+                app.cache.adopt(live)
                 if move:
-                    live.move_list.append(move)
                     app.metrics.moves_accepted.inc()
                     if log.isEnabledFor(logging.DEBUG):
                         log.debug(
@@ -385,7 +386,6 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                     await app.game_finished(record)
                 return
             # The stored game moved on (another process, or its race closed): decide again.
-            app.cache.evict(gid)
             if outcome.status == -1:
                 await session.error(p.NOT_FOUND, "no such game", re)
                 return

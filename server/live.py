@@ -48,6 +48,14 @@ class LiveGames:
     def evict(self, gid: str) -> None:
         self._items.pop(gid, None)
 
+    def adopt(self, live: LiveGame) -> None:
+        """Cache `live`, a game as the store now has it."""
+        gid = live.record.gid
+        self._items[gid] = live
+        self._items.move_to_end(gid)
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+
     def lock(self, gid: str) -> _GameLock:
         """Serialises the requests of this process on one game (the store guards the rest)."""
         return _GameLock(self._locks, gid)

@@ -38,11 +38,17 @@ class FloodGuard:
     limit: float
     window: float
     slots: dict[int, int] = field(default_factory=dict)
+    total: int = 0  # messages in `slots`
+    second: int = 0  # the latest slot
 
     def flooding(self, now: float) -> bool:
         second = int(now)
+        if second != self.second:
+            # A new slot: forget those that left the window (once a second, not per message).
+            self.second = second
+            oldest = second - int(self.window) + 1
+            for s in [s for s in self.slots if s < oldest]:
+                self.total -= self.slots.pop(s)
         self.slots[second] = self.slots.get(second, 0) + 1
-        oldest = second - int(self.window) + 1
-        for s in [s for s in self.slots if s < oldest]:
-            del self.slots[s]
-        return sum(self.slots.values()) > self.limit
+        self.total += 1
+        return self.total > self.limit

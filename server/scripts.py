@@ -18,29 +18,60 @@ local function relay(interest, origin, prefix, payload)
 end
 """
 
-# KEYS: game meta, game moves, interest set [, race meta]
-# ARGV: expected n (-1: any), move ('' for none), now ms, origin, channel prefix,
-#       payload, fields: msgpack array [field, value, ...] of the record's new values
-#       (one argument rather than dozens: redis-py packs every argument in Python)
-# Returns {status, n}: 1 applied, 0 n mismatch, -1 no such game, -2 finished, -3 time up.
-MOVE = (
+# The group commit's one call for a whole batch of game writes (moves and resignations):
+# each write is checked and applied in turn, as if it were a script call of its own.
+# KEYS: for each write in turn: game meta, game moves, interest set [, race meta]
+# ARGV: origin, channel prefix, the writes, their payloads.
+#   The writes: a msgpack array with, for each write, [number of keys (3, or 4 with a race
+#   meta), expected n (-1: any), move ('' for none), now ms, payload length, fields: a map
+#   of the record's new values]. The payloads (events to relay) follow one another in the
+#   last argument: cmsgpack cannot carry binary strings, and one argument packs faster than
+#   one per write.
+# Returns {status, n, status, n, ...}, per write: 1 applied, 0 n mismatch, -1 no such game,
+#   -2 finished, -3 time up; n is the stored move count after it.
+# A batch is all or nothing only as far as Redis scripts are: an error half-way (a key of
+# the wrong type) keeps the writes before it, which is safe (a write not acknowledged may
+# still be stored, as after a crash) and happens only if someone tampered with the keys.
+MOVES = (
     _RELAY
     + """
-local n = redis.call('LLEN', KEYS[2])
-if ARGV[1] ~= '-1' and n ~= tonumber(ARGV[1]) then return {0, n} end
-local st = redis.call('HMGET', KEYS[1], 'finished', 'ends_at_ms', 'started_at_ms')
-if not st[3] then return {-1, n} end
-if st[1] == '1' then return {-2, n} end
-local ends = tonumber(st[2]) or 0
-if ends > 0 and tonumber(ARGV[3]) >= ends then return {-3, n} end
-if ARGV[2] ~= '' then
-  redis.call('RPUSH', KEYS[2], ARGV[2])
-  n = n + 1
+local function apply(meta, moves, interest, race, expect, move, now, payload, fields)
+  local n = redis.call('LLEN', moves)
+  if expect >= 0 and n ~= expect then return 0, n end
+  local st = redis.call('HMGET', meta, 'finished', 'ends_at_ms', 'started_at_ms')
+  if not st[3] then return -1, n end
+  if st[1] == '1' then return -2, n end
+  local ends = tonumber(st[2]) or 0
+  if ends > 0 and now >= ends then return -3, n end
+  if move ~= '' then
+    redis.call('RPUSH', moves, move)
+    n = n + 1
+  end
+  local flat = {}
+  for field, value in pairs(fields) do
+    flat[#flat + 1] = field
+    flat[#flat + 1] = value
+  end
+  redis.call('HSET', meta, unpack(flat))
+  if race then redis.call('HINCRBY', race, 'gver', 1) end
+  relay(interest, ARGV[1], ARGV[2], payload)
+  return 1, n
 end
-redis.call('HSET', KEYS[1], unpack(cmsgpack.unpack(ARGV[7])))
-if KEYS[4] then redis.call('HINCRBY', KEYS[4], 'gver', 1) end
-relay(KEYS[3], ARGV[4], ARGV[5], ARGV[6])
-return {1, n}
+
+local out, k, at = {}, 0, 1
+for _, w in ipairs(cmsgpack.unpack(ARGV[3])) do
+  local nkeys, expect, move, now, length, fields = w[1], w[2], w[3], w[4], w[5], w[6]
+  local race = nil
+  if nkeys == 4 then race = KEYS[k + 4] end
+  local payload = string.sub(ARGV[4], at, at + length - 1)
+  at = at + length
+  local status, n = apply(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], race,
+                          expect, move, now, payload, fields)
+  out[#out + 1] = status
+  out[#out + 1] = n
+  k = k + nkeys
+end
+return out
 """
 )
 

@@ -13,7 +13,7 @@ import contextlib
 import hashlib
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,29 +90,54 @@ def new_player_id() -> str:
     return secrets.token_hex(8)
 
 
-@dataclass
-class Write:
-    """One scripted write waiting in the group commit."""
+@dataclass(frozen=True)
+class MoveOutcome:
+    status: int  # 1 applied, 0 n mismatch, -1 no game, -2 finished, -3 time up
+    n: int
 
-    script: str
-    keys: Sequence[str]
-    args: Sequence[Any]
-    future: asyncio.Future[Any]
+
+@dataclass(slots=True)
+class Write:
+    """One game write waiting in the group commit: a move or a resignation."""
+
+    keys: list[str]  # game meta, moves, interest set [, race meta]
+    expect_n: int
+    move: str
+    now_ms: int
+    fields: dict[str, str]
+    payload: bytes
+    future: asyncio.Future[MoveOutcome]
 
 
 class GroupCommit:
-    """Batches scripted writes into pipelines; each caller awaits its own result.
+    """Batches game writes; each caller awaits its own outcome.
 
-    Up to `in_flight` pipelines run at once: while some wait for Redis, the writes
-    that arrive meanwhile form the next one. Two writes of one game are never in
-    flight together (the handlers hold a per-game lock while they wait), and the
-    scripts check the stored move count themselves, so the order between
-    pipelines does not matter.
+    A batch is one call of the MOVES script, which checks and applies its writes one by
+    one: Redis runs it atomically, so each write still sees the stored game as it is, and
+    redis-py packs and parses one command per batch instead of one per write. On a Redis
+    Cluster the writes are grouped by slot (a script may touch one slot only), one call
+    per slot, all in one pipeline.
+
+    Up to `in_flight` batches run at once: while some wait for Redis, the writes that
+    arrive meanwhile form the next one. Two writes of one game are never in flight
+    together (the handlers hold a per-game lock while they wait), and the script checks
+    the stored move count itself, so the order between batches does not matter.
     """
 
-    def __init__(self, redis: Any, shas: dict[str, str], in_flight: int = 2) -> None:
+    def __init__(
+        self,
+        redis: Any,
+        shas: dict[str, str],
+        origin: str,
+        channel_prefix: str,
+        slot_of: Callable[[str], int] | None = None,
+        in_flight: int = 2,
+    ) -> None:
         self._redis = redis
         self._shas = shas  # script text -> sha1
+        self._origin = origin
+        self._prefix = channel_prefix
+        self._slot_of = slot_of  # None: a single Redis, where any keys may share a call
         self._pending: list[Write] = []
         self._wake = asyncio.Event()
         self._slots = asyncio.Semaphore(in_flight)
@@ -125,11 +150,19 @@ class GroupCommit:
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="group-commit")
 
-    async def submit(self, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
+    async def submit(
+        self,
+        keys: list[str],
+        expect_n: int,
+        move: str,
+        now_ms: int,
+        fields: dict[str, str],
+        payload: bytes,
+    ) -> MoveOutcome:
         if self._closing:
             raise StoreUnavailable("the server is shutting down")
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending.append(Write(script, keys, args, fut))
+        fut: asyncio.Future[MoveOutcome] = asyncio.get_running_loop().create_future()
+        self._pending.append(Write(keys, expect_n, move, now_ms, fields, payload, fut))
         self._wake.set()
         return await fut
 
@@ -166,45 +199,60 @@ class GroupCommit:
     async def _write(self, batch: list[Write]) -> None:
         self.batches += 1
         self.writes += len(batch)
+        groups = self._group(batch)
         try:
-            results = await self._execute(batch)
-            retry = [w for w, r in zip(batch, results, strict=True) if isinstance(r, NoScriptError)]
-            if retry:
-                # Redis restarted without its script cache: load and run those again.
-                for text in {w.script for w in retry}:
-                    await self._redis.script_load(text)
-                again = await self._execute(retry)
-                results = [
-                    again[retry.index(w)] if isinstance(r, NoScriptError) else r
-                    for w, r in zip(batch, results, strict=True)
-                ]
+            replies = await self._execute(groups)
+            lost = [isinstance(r, NoScriptError) for r in replies]
+            if any(lost):
+                # Redis restarted without its script cache: load the script, run those again.
+                self._shas[scripts.MOVES] = await self._redis.script_load(scripts.MOVES)
+                redo = [g for g, x in zip(groups, lost, strict=True) if x]
+                again = iter(await self._execute(redo))
+                replies = [next(again) if x else r for r, x in zip(replies, lost, strict=True)]
         except (RedisError, OSError) as exc:
             log.warning("group commit of %d writes failed: %s", len(batch), exc)
             for w in batch:
                 if not w.future.done():
                     w.future.set_exception(StoreUnavailable(str(exc)))
             return
-        for w, r in zip(batch, results, strict=True):
-            if w.future.done():
-                continue
-            if isinstance(r, Exception):
-                w.future.set_exception(StoreUnavailable(str(r)) if isinstance(r, RedisError) else r)
-            else:
-                w.future.set_result(r)
+        for writes, reply in zip(groups, replies, strict=True):
+            for i, w in enumerate(writes):
+                if w.future.done():  # its caller was cancelled
+                    continue
+                if isinstance(reply, Exception):
+                    w.future.set_exception(
+                        StoreUnavailable(str(reply)) if isinstance(reply, RedisError) else reply
+                    )
+                else:
+                    w.future.set_result(MoveOutcome(int(reply[2 * i]), int(reply[2 * i + 1])))
 
-    async def _execute(self, batch: list[Write]) -> list[Any]:
-        pipe = self._redis.pipeline(transaction=False)
+    def _group(self, batch: list[Write]) -> list[list[Write]]:
+        """The batch's writes, split into those that one script call may make together."""
+        if self._slot_of is None:
+            return [batch]
+        by_slot: dict[int, list[Write]] = {}
         for w in batch:
+            by_slot.setdefault(self._slot_of(w.keys[0]), []).append(w)
+        return list(by_slot.values())
+
+    async def _execute(self, groups: list[list[Write]]) -> list[Any]:
+        """One MOVES call per group, in one pipeline: the calls' replies (or errors)."""
+        sha = self._shas[scripts.MOVES]
+        pipe = self._redis.pipeline(transaction=False)
+        for writes in groups:
+            keys: list[str] = []
+            heads = []
+            for w in writes:
+                keys += w.keys
+                heads.append((len(w.keys), w.expect_n, w.move, w.now_ms, len(w.payload), w.fields))
+            payloads = b"".join([w.payload for w in writes])
             # Spelled out because redis-py's cluster pipeline refuses its evalsha() helper;
             # the raw command is routed by its first key's slot like any other.
-            pipe.execute_command("EVALSHA", self._shas[w.script], len(w.keys), *w.keys, *w.args)
-        return await pipe.execute(raise_on_error=False)
-
-
-@dataclass(frozen=True)
-class MoveOutcome:
-    status: int  # 1 applied, 0 n mismatch, -1 no game, -2 finished, -3 time up
-    n: int
+            pipe.execute_command(
+                "EVALSHA", sha, len(keys), *keys, self._origin, self._prefix,
+                _HEADS_ENCODER.encode(heads), payloads,
+            )  # fmt: skip
+        return list(await pipe.execute(raise_on_error=False))
 
 
 class Store:
@@ -217,7 +265,13 @@ class Store:
         self.instance = instance
         self._shas: dict[str, str] = {}
         self._game_keys: dict[str, GameKeys] = {}
-        self.commit = GroupCommit(redis, self._shas)
+        self.commit = GroupCommit(
+            redis,
+            self._shas,
+            instance,
+            self.keys.instance_channel_prefix(),
+            redis.keyslot if config.redis_cluster else None,
+        )
 
     @property
     def channel_prefix(self) -> str:
@@ -239,7 +293,7 @@ class Store:
 
     async def load_scripts(self) -> None:
         for text in (
-            scripts.MOVE,
+            scripts.MOVES,
             scripts.CREATE_RACE,
             scripts.JOIN_RACE,
             scripts.START_RACE,
@@ -386,10 +440,9 @@ class Store:
         key_list = [keys.meta, keys.moves, keys.interest]
         if record.kind == "race":
             key_list.append(self.keys.race_meta(record.race))
-        fields = _FIELDS_ENCODER.encode(_flat(record.changing_fields()))
-        args = [expect_n, move, now_ms, self.instance, self.channel_prefix, payload, fields]
-        result = await self.commit.submit(scripts.MOVE, key_list, args)
-        return MoveOutcome(int(result[0]), int(result[1]))
+        return await self.commit.submit(
+            key_list, expect_n, move, now_ms, record.changing_fields(), payload
+        )
 
     # ------------------------------------------------------------ races
 
@@ -489,7 +542,7 @@ class Store:
         await self._eval(scripts.UNINDEX, [self.keys.running_index()], [code, score])
 
 
-_FIELDS_ENCODER = msgspec.msgpack.Encoder()
+_HEADS_ENCODER = msgspec.msgpack.Encoder()
 
 
 def _flat(mapping: dict[str, str]) -> list[str]:
