@@ -13,6 +13,7 @@ boundary): the deal is rebuilt from its seed and moves inside the worker.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -72,8 +73,11 @@ class SolverPool:
 
 
 def _watch_parent(parent: int) -> None:
-    """In each worker: exit as soon as the server process is gone (even after SIGKILL, which
-    gives the server no chance to stop its pool)."""
+    """In each worker: run below the server's priority (a search must never slow down the
+    event loop's replies on a busy machine), and exit as soon as the server process is gone
+    (even after SIGKILL, which gives the server no chance to stop its pool)."""
+    with contextlib.suppress(OSError):
+        os.nice(10)
 
     def watch() -> None:
         while os.getppid() == parent:
