@@ -28,6 +28,7 @@ W_HOME, W_BLOCKED, W_BREAK, W_USED = 8, 1, 16, 1
 EXACT_SHARE = 500
 # The first beam's width, and how much wider each next one is.
 BEAM_START, BEAM_GROWTH = 16, 2
+_MAX_CACHED = 500_000  # pile costs kept before the cache starts afresh
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,8 @@ class HopscotchRules:
     def __init__(self) -> None:
         # Scoring tables by foundation heights: few distinct ones recur all the time.
         self._cache: dict[tuple[int, ...], tuple[bytes, bytes]] = {}
+        # A pile's cost by (foundations, pile): a child differs from its parent in one pile.
+        self._pile_costs: dict[tuple[tuple[int, ...], bytes], int] = {}
 
     def key(self, pos: Position) -> bytes:
         # Within one search the stock is fixed: the count left stands for its contents.
@@ -165,24 +168,34 @@ class HopscotchRules:
     def promise(self, pos: Position) -> int:
         """Cards home, less every card that covers one wanted sooner than itself, and
         every card that does not lead straight on to the one under it."""
-        soon, leads = self._tables(pos.found)
-        blocked = breaks = used = 0
+        found = pos.found
+        costs = self._pile_costs
+        cost = 0
         for pile in pos.res:
-            if not pile:
-                continue
-            used += 1
-            soonest = 99
-            below = 0
-            for card in pile:
-                u = soon[card]
-                if u > soonest:
-                    blocked += 1
-                elif u < soonest:
-                    soonest = u
-                if below and not leads[14 * card + below]:
-                    breaks += 1
-                below = card
-        return W_HOME * sum(pos.found) - W_BLOCKED * blocked - W_BREAK * breaks - W_USED * used
+            if pile:
+                known = costs.get((found, pile))
+                if known is None:
+                    if len(costs) > _MAX_CACHED:
+                        costs.clear()
+                    known = costs[(found, pile)] = self._pile_cost(found, pile)
+                cost += known
+        return W_HOME * sum(found) - cost
+
+    def _pile_cost(self, found: tuple[int, ...], pile: bytes) -> int:
+        soon, leads = self._tables(found)
+        blocked = breaks = 0
+        soonest = 99
+        below = 0
+        for card in pile:
+            u = soon[card]
+            if u > soonest:
+                blocked += 1
+            elif u < soonest:
+                soonest = u
+            if below and not leads[14 * card + below]:
+                breaks += 1
+            below = card
+        return W_BLOCKED * blocked + W_BREAK * breaks + W_USED
 
 
 # A line of moves as a linked list, so that beam entries share their common past.
