@@ -46,6 +46,11 @@ def register(subparsers: Any) -> None:
     new.add_argument("--max-players", type=int, metavar="N", help="2 to 16 (default 8)")
     new.add_argument("--time-limit", type=int, metavar="SECONDS",
                      help="30 to 7200 seconds (default: no limit)")  # fmt: skip
+    new.add_argument("--bots", type=int, default=0, metavar="N",
+                     help="seat N bots played by the server, 0 to 15 (they count in "
+                     "--max-players; their names end with '(bot)')")  # fmt: skip
+    new.add_argument("--bot-strength", choices=("easy", "medium", "hard"), default="medium",
+                     help="how well the bots play (default medium)")  # fmt: skip
     new.set_defaults(func=run_new)
     join = add_command(
         actions,
@@ -69,6 +74,9 @@ def run_new(args: argparse.Namespace) -> int:
         create["max_players"] = args.max_players
     if args.time_limit is not None:
         create["time_limit_s"] = args.time_limit
+    if args.bots:
+        create["bots"] = args.bots
+        create["bot_strength"] = args.bot_strength
 
     async def setup(play: Play, conn: Connection) -> None:
         # Never resent: a second `create` would make a second race.

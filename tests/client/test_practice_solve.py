@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from client_harness import SOLITAIRE, Bot, Terminal
-from support.server_proc import ServerProcess
+from support.server_proc import ServerFactory, ServerProcess
 
 import engine
 
@@ -89,3 +89,25 @@ def test_solve_prints_a_line_that_wins_on_the_engine() -> None:
     assert "proven unwinnable" in text and "winning line" not in text
     bad = subprocess.run([SOLITAIRE, "solve", "bakers_game", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "1 to 2147483647" in bad.stderr
+
+
+def test_race_new_with_bots_in_plain_mode(servers: ServerFactory, tmp_path: Path) -> None:
+    server = servers.start(env={"SOLITAIRE_BOT_THINK_SCALE": "0.01"})
+    bot = Bot(tmp_path / "host", "--server", server.ws_url, "--name", "hostess",
+              "race", "new", "quatorze", "--bots", "2", "--bot-strength", "hard",
+              "--max-players", "3")  # fmt: skip
+    try:
+        lobby = bot.next("lobby")
+        names = sorted(p["name"] for p in lobby["players"])
+        assert len(names) == 3 and names[:2] == ["Ada (bot)", "Bram (bot)"], names
+        bot.send("start")
+        bot.next("state")
+        bot.send("resign")
+        result = bot.next("result", timeout=60)
+        by_name = {s["name"]: s for s in result["standings"]}
+        assert by_name["Ada (bot)"]["won"] and by_name["Bram (bot)"]["won"]
+        assert by_name["hostess"]["rank"] == 3 and by_name["hostess"]["resigned"]
+        bot.close_input()
+        assert bot.wait() == 0
+    finally:
+        bot.kill()
