@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,16 +155,26 @@ class Player:
         assert reply["n"] == n + 1, reply
         return reply
 
-    async def play(self, gid: str, *, moves: int, pause_s: float, hold: asyncio.Event) -> None:
-        """Up to `moves` random legal moves; once `hold` is set, resign if still playing."""
+    async def play(
+        self,
+        gid: str,
+        *,
+        moves: int,
+        pause_s: float,
+        hold: asyncio.Event,
+        allowed: Callable[[], int] | None = None,
+    ) -> None:
+        """Up to `moves` random legal moves, no more than `allowed()` at any time; once `hold`
+        is set, resign if still playing."""
         made = 0
         while True:
             state = self.states[gid]
             if state["finished"] and hold.is_set():
                 return
+            cap = moves if allowed is None else min(moves, allowed())
             legal = (
                 []
-                if state["finished"] or made >= moves
+                if state["finished"] or made >= cap
                 else engine.legal_moves_from_view(state["view"])
             )
             if legal:

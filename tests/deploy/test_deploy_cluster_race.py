@@ -145,14 +145,26 @@ async def test_rolling_restart_of_both_instances_loses_no_acknowledged_move(
     hold = asyncio.Event()
     exit_codes: list[int | None] = []
     stopped_at: list[float] = []
+    # The players' moves are spread over the phases of the restart (before the first SIGTERM,
+    # between the two, after the second), a few per phase, so the race runs through them all.
+    per_phase = 3
+
+    def allowed() -> int:
+        return per_phase * (len(stopped_at) + 1)
+
+    async def a_move_acknowledged_since(t0: float) -> None:
+        deadline = time.monotonic() + 60
+        while not any(t > t0 for p in players for t in p.ack_times):
+            assert time.monotonic() < deadline, "no move was acknowledged in this phase"
+            await asyncio.sleep(0.05)
 
     async def rolling_restart() -> None:
+        await a_move_acknowledged_since(float("-inf"))
         for server in instances:
-            await asyncio.sleep(0.3)  # let moves flow on every instance first
             stopped_at.append(time.monotonic())
             exit_codes.append(await asyncio.to_thread(server.stop))
             await asyncio.to_thread(server.start, 60)
-        await asyncio.sleep(0.3)
+            await a_move_acknowledged_since(stopped_at[-1])
         hold.set()
 
     try:
@@ -160,7 +172,10 @@ async def test_rolling_restart_of_both_instances_loses_no_acknowledged_move(
         gids = await seat_and_start(host, others, code)
         await asyncio.gather(
             rolling_restart(),
-            *(p.play(gids[p.name], moves=60, pause_s=0.08, hold=hold) for p in players),
+            *(
+                p.play(gids[p.name], moves=60, pause_s=0.05, hold=hold, allowed=allowed)
+                for p in players
+            ),
         )
         finals = [await p.request({"t": "get", "gid": gids[p.name]}) for p in players]
         results = [
