@@ -72,7 +72,7 @@ class Config:
     daily_budget_s: float = 5.0
     daily_max_candidates: int = 40
     daily_prepare_interval_s: float = 60.0  # how often today's and tomorrow's deals are checked
-    daily_lock_s: float = 600.0  # the instance searching a day's deal holds this lock
+    daily_lock_s: float = 30.0  # lock of the instance searching a day's deal, renewed meanwhile
     # Practice games (server/practice.py).
     hint_budget_s: float = 1.0
     practice_ttl_s: int = 7 * 24 * 3600  # an idle practice game is forgotten after this

@@ -40,6 +40,12 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 """
 
+# Extend the lock if this instance holds it. KEYS: lock. ARGV: owner, ms.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
 # Drop the lock only if this instance still holds it. KEYS: lock. ARGV: owner.
 _UNLOCK = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -91,6 +97,7 @@ class DailyDeals:
         self.owner = owner
         self._store_once = redis.register_script(_STORE_ONCE)
         self._unlock = redis.register_script(_UNLOCK)
+        self._renew = redis.register_script(_RENEW)
 
     async def stored(self, game: str, date: dt.date) -> DailyDeal | None:
         raw = await self.redis.hgetall(self.keys.day_deal(game, date.isoformat()))
@@ -101,14 +108,13 @@ class DailyDeals:
         deal = await self.stored(game, date)
         if deal is not None:
             return deal
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.config.daily_lock_s + 5
-        while loop.time() < deadline:
+        # Another instance may be searching: wait for its answer, or for its lock to lapse
+        # (it renews the lock while it searches, so a lapse means it died) and search here.
+        while True:
             deal = await self.prepare(game, date)
             if deal is not None:
                 return deal
-            await asyncio.sleep(0.1)  # another instance is searching: its answer is near
-        raise TimeoutError(f"no {game} deal for {date} after {self.config.daily_lock_s} s")
+            await asyncio.sleep(0.1)
 
     async def prepare(self, game: str, date: dt.date) -> DailyDeal | None:
         """Search for the day's deal unless it is stored; None if another instance is at it."""
@@ -120,6 +126,7 @@ class DailyDeals:
         lock_ms = int(self.config.daily_lock_s * 1000)
         if not await self.redis.set(lock, self.owner, nx=True, px=lock_ms):
             return None
+        renewer = asyncio.create_task(self._keep_lock(lock, lock_ms))
         try:
             deal = await self.stored(game, date)  # stored between our read and the lock
             if deal is not None:
@@ -161,8 +168,14 @@ class DailyDeals:
                     found["seconds"], "" if written else " (another instance stored it first)",
                 )  # fmt: skip
         finally:
+            renewer.cancel()
             await self._unlock(keys=[lock], args=[self.owner])
         return await self.stored(game, date)
+
+    async def _keep_lock(self, lock: str, lock_ms: int) -> None:
+        while True:
+            await asyncio.sleep(lock_ms / 3000)
+            await self._renew(keys=[lock], args=[self.owner, lock_ms])
 
     async def run_ahead(self, games: tuple[str, ...], now_s: Callable[[], float]) -> None:
         """Forever: make sure today's and tomorrow's deals of every game are stored."""

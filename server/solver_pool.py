@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 import engine
@@ -60,7 +61,17 @@ class SolverPool:
         self._queued += 1
         try:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._pool(), fn, *args)
+            for attempt in (1, 2):
+                try:
+                    return await loop.run_in_executor(self._pool(), fn, *args)
+                except BrokenProcessPool:
+                    # A worker died (killed, out of memory): the pool is unusable; a new one
+                    # is made for the next job. An essential job is tried once more.
+                    log.error("solver pool broken (a worker died); starting a new pool")
+                    self._executor = None
+                    if not essential or attempt == 2:
+                        raise SolverBusy("a solver process died; try again") from None
+            raise AssertionError("unreachable")
         finally:
             self._queued -= 1
 
