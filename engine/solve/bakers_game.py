@@ -23,6 +23,10 @@ from engine.solve.search import Budget, Outcome, depth_first
 NCOLS = 8
 NRES = 4
 KING = 13
+# Weight of each card lying on top of the next card a foundation wants, against 40 per
+# card home. Picked on deals 1-400 by positions searched before a win (8: 390,000 in all;
+# 1: 475,000; 15: 385,000 but worse on deals 201-400 than on 1-200).
+W_BURIED = 8
 
 
 class Position(NamedTuple):
@@ -109,9 +113,20 @@ class BakersRules:
         return self._moves(pos)
 
     def promise(self, pos: Position) -> int:
-        # More cards home, then room to move. (Also counting the cards on top of each
-        # suit's next card found wins in about as many positions, at a fifth more time.)
-        return 40 * sum(pos.found) + 8 * pos.res.count(0) + 10 * pos.cols.count(b"")
+        # More cards home, room to move, and few cards on top of the next card each
+        # foundation wants.
+        buried = 0
+        empty = 0
+        wanted = bytes(s * 16 + v + 1 for s, v in enumerate(pos.found) if v < KING)
+        for col in pos.cols:
+            if not col:
+                empty += 1
+                continue
+            for card in wanted:
+                at = col.find(card)
+                if at >= 0:
+                    buried += len(col) - 1 - at
+        return 40 * sum(pos.found) + 8 * pos.res.count(0) + 10 * empty - W_BURIED * buried
 
     def _moves(self, pos: Position) -> Iterator[tuple[str, Position]]:
         cols, res, found = pos.cols, pos.res, pos.found
