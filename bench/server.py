@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import random
 import resource
@@ -49,11 +50,24 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from engine.solve.bot import choose_move  # noqa: E402
+from server.app import GC_YOUNG_THRESHOLD  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
 
 GAME = "doublets"
 enc = msgspec.msgpack.encode
 dec = msgspec.msgpack.decode
+
+
+class Reply(msgspec.Struct):
+    """What a bot reads of each frame it gets during the load; the rest (a state's view
+    above all) is skipped unread. Echo and race bots read their replies alike."""
+
+    t: str
+    re: int | None = None
+    n: int = 0
+
+
+read_reply = msgspec.msgpack.Decoder(Reply).decode
 
 
 # ---------------------------------------------------------------- echo server (child process)
@@ -72,6 +86,9 @@ def run_echo_server(port: int) -> None:
             await ws.send(encoder.encode(msg))
 
     async def main() -> None:
+        # The race server's collector settings (server/app.py), so that both servers run alike.
+        gc.freeze()
+        gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024):
@@ -184,9 +201,9 @@ async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, t_start:
                 break
             m = moves[n % len(moves)]
             await ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": n}))
-            reply = dec(await ws.recv())
+            reply = read_reply(await ws.recv())
             done = time.perf_counter()
-            if reply.get("re") != n:
+            if reply.re != n:
                 load.errors += 1
             if now >= t_start:  # the warm-up is not counted
                 load.rtts.append(done - now)
@@ -226,11 +243,11 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, t_start:
                 rid += 1
                 await ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": rid}))
                 while True:
-                    reply = dec(await ws.recv())
-                    if reply.get("re") == rid:
+                    reply = read_reply(await ws.recv())
+                    if reply.re == rid:
                         break
                 done = time.perf_counter()
-                if reply["t"] != "state" or reply["n"] != n + 1:
+                if reply.t != "state" or reply.n != n + 1:
                     load.errors += 1
                     break
                 load.acked_by_gid[gid] = n + 1
@@ -314,6 +331,9 @@ async def run(args: argparse.Namespace) -> int:
     print(
         f"  {GAME}: {len(seqs)} deals, {sum(len(m) for _, m in seqs)} legal moves from the engine"
     )
+    # The bots too collect as the servers do; the same for both loads.
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     tmp = Path(tempfile.mkdtemp(prefix="bench-server-"))
     procs: list[subprocess.Popen[bytes]] = []
     stoppers: list = []
