@@ -143,12 +143,10 @@ class App:
             # frees nearly everything here (cycles are rare), so collect far less often.
             gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
             reaper = asyncio.create_task(self._reaper(), name="reaper")
-            background = [
-                asyncio.create_task(
-                    self.daily.deals.run_ahead(engine.GAMES, self.clock.now_s), name="daily-deals"
-                ),
-                asyncio.create_task(self.bots.run(), name="bots"),
-            ]
+            background = [asyncio.create_task(self.bots.run(), name="bots")]
+            if cfg.daily_prepare_ahead:
+                deals = self.daily.deals.run_ahead(engine.GAMES, self.clock.now_s)
+                background.append(asyncio.create_task(deals, name="daily-deals"))
             await self._stop.wait()
             log.info("shutting down: no new connections, finishing requests in flight")
             server.close(close_connections=False)

@@ -71,6 +71,8 @@ class Config:
     daily_budget_nodes: int = 60_000
     daily_budget_s: float = 5.0
     daily_max_candidates: int = 40
+    daily_prepare_ahead: bool = True  # this instance prepares today's and tomorrow's deals
+    daily_prepare_delay_s: float = 5.0  # first pass after start-up: reconnecting players first
     daily_prepare_interval_s: float = 60.0  # how often today's and tomorrow's deals are checked
     daily_lock_s: float = 30.0  # lock of the instance searching a day's deal, renewed meanwhile
     # Practice games (server/practice.py).
@@ -190,6 +192,9 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
     "daily_max_candidates": ("--daily-max-candidates", "SOLITAIRE_DAILY_MAX_CANDIDATES",
                              _positive(int),
                              "deals tried for a winnable daily before falling back (default 40)"),
+    "daily_prepare_ahead": ("--daily-prepare-ahead", "SOLITAIRE_DAILY_PREPARE_AHEAD", _bool,
+                            "1: search today's and tomorrow's daily deals in the background; "
+                            "0: only when a player asks (default 1)"),
     "hint_budget_s": ("--hint-budget-s", "SOLITAIRE_HINT_BUDGET_S", _positive(float),
                       "seconds of search for one practice hint (default 1)"),
     "bot_think_scale": ("--bot-think-scale", "SOLITAIRE_BOT_THINK_SCALE", _positive(float),

@@ -179,6 +179,7 @@ class DailyDeals:
 
     async def run_ahead(self, games: tuple[str, ...], now_s: Callable[[], float]) -> None:
         """Forever: make sure today's and tomorrow's deals of every game are stored."""
+        await asyncio.sleep(self.config.daily_prepare_delay_s)
         while True:
             try:
                 today = dt.datetime.fromtimestamp(now_s(), dt.UTC).date()

@@ -88,7 +88,7 @@ def _watch_parent(parent: int) -> None:
     event loop's replies on a busy machine), and exit as soon as the server process is gone
     (even after SIGKILL, which gives the server no chance to stop its pool)."""
     with contextlib.suppress(OSError):
-        os.nice(10)
+        os.nice(19)
 
     def watch() -> None:
         while os.getppid() == parent:
