@@ -10,10 +10,11 @@ What it does (loopback only, bounded in time and connection count, stops by itse
   round trip, server CPU per message;
 - the real `solitaire-server` runs beside it (REDIS_URL if set, else a valkey-server of the
   bench's own in a temporary directory) with the per-connection rate limit lifted (the bots
-  play as fast as replies come); N bots, each the only seat of its own race, play legal
-  moves of Doublets computed with the engine from the deal (a bot that finishes a game
-  creates and starts a new race). Every move is checked and stored before its reply; at
-  the end the stored move counts are compared with the acknowledged ones;
+  play as fast as replies come) and no background search for daily deals; N bots, each
+  the only seat of its own race, play legal moves of Doublets computed with the engine
+  from the deal (a bot that finishes a game creates and starts a new race). Every move is
+  checked and stored before its reply; at the end the stored move counts are compared with
+  the acknowledged ones;
 - the two loads alternate for `--rounds` rounds, so that a change in the machine's load
   hits both alike; the medians are compared;
 - finally `--idle` connections are opened to each server (to the race server as greeted
@@ -362,6 +363,10 @@ async def run(args: argparse.Namespace) -> int:
             SOLITAIRE_RATE="1000000",
             SOLITAIRE_BURST="1000000",
             SOLITAIRE_LOG_LEVEL="INFO",
+            # A fresh namespace has no daily deals yet: their background search (solver
+            # processes, tens of seconds of CPU) would run during the rounds. It is not part
+            # of this load, and a server that has been up a day has long finished it.
+            SOLITAIRE_DAILY_PREPARE_AHEAD="0",
             REDIS_URL=redis_url,
         )
         exe = Path(sys.executable).with_name("solitaire-server")
