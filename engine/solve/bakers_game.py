@@ -99,6 +99,8 @@ class BakersRules:
     def __init__(self) -> None:
         # Build length by column: the same columns recur across many positions.
         self._builds: dict[bytes, int] = {}
+        # Cards above the wanted ones, by (column, wanted cards): columns recur too.
+        self._buried: dict[tuple[bytes, bytes], int] = {}
 
     def key(self, pos: Position) -> bytes:
         return b"\0".join(sorted(pos.cols)) + b"\xff" + bytes(sorted(pos.res))
@@ -115,17 +117,20 @@ class BakersRules:
     def promise(self, pos: Position) -> int:
         # More cards home, room to move, and few cards on top of the next card each
         # foundation wants.
-        buried = 0
-        empty = 0
         wanted = bytes(s * 16 + v + 1 for s, v in enumerate(pos.found) if v < KING)
+        cache = self._buried
+        buried = 0
         for col in pos.cols:
-            if not col:
-                empty += 1
-                continue
-            for card in wanted:
-                at = col.find(card)
-                if at >= 0:
-                    buried += len(col) - 1 - at
+            depth = cache.get((col, wanted))
+            if depth is None:
+                depth = 0
+                for card in wanted:
+                    at = col.find(card)
+                    if at >= 0:
+                        depth += len(col) - 1 - at
+                cache[(col, wanted)] = depth
+            buried += depth
+        empty = pos.cols.count(b"")
         return 40 * sum(pos.found) + 8 * pos.res.count(0) + 10 * empty - W_BURIED * buried
 
     def _moves(self, pos: Position) -> Iterator[tuple[str, Position]]:
