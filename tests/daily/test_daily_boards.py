@@ -16,6 +16,7 @@ from daily_browser import ensure_chromium, rendered_page, screenshot
 from support.server_proc import ServerFactory
 from support.ws_client import Client
 
+import engine
 from server.daily import daily_seed
 from server.leaderboard import Keys, LeaderboardStore, Result
 
@@ -229,7 +230,10 @@ async def test_metrics_count_what_happened(servers: ServerFactory) -> None:
         st = await c.request({"t": "daily", "game": "hopscotch"})
         ok = await c.request({"t": "move", "gid": st["gid"], "n": 0, "m": "deal"})
         assert ok["t"] == "state"
-        bad = await c.request({"t": "move", "gid": st["gid"], "n": 1, "m": "w-f3"})
+        # A well-formed move that is illegal on today's deal (which the solver picked).
+        legal = engine.legal_moves_from_view(ok["view"])
+        illegal = next(f"w-f{i}" for i in range(4) if f"w-f{i}" not in legal)
+        bad = await c.request({"t": "move", "gid": st["gid"], "n": 1, "m": illegal})
         assert bad["code"] == "illegal_move"
         stale = await c.request({"t": "move", "gid": st["gid"], "n": 7, "m": "deal"})
         assert stale["code"] == "out_of_order"
