@@ -105,14 +105,35 @@ def can_make_read_only_root() -> bool:
     return probe.returncode == 0
 
 
+def checkout_dirs_under_tmp() -> list[str]:
+    """The top folders under /tmp that hold this checkout or its interpreter (CI may clone
+    into /tmp), which a fresh tmpfs on /tmp would otherwise hide from the server."""
+    tops = set()
+    for path in (ROOT, Path(sys.prefix), Path(sys.executable)):
+        parts = path.resolve().parts
+        if len(parts) > 2 and parts[:2] == ("/", "tmp"):
+            tops.add(parts[2])
+    return sorted(tops)
+
+
 def read_only_root(argv: list[str], data_dir: Path) -> list[str]:
     """`argv` with the root filesystem read-only and a fresh tmpfs on /tmp, as compose's
     `read_only: true` and `tmpfs: [/tmp]` give a container; only `data_dir` (the volume)
-    stays writable. The mounts live in a private mount namespace that ends with the process."""
+    stays writable. The mounts live in a private mount namespace that ends with the process.
+    A checkout under /tmp is bound back into the new tmpfs (read-only), as an image has its
+    code outside /tmp."""
+    hold = shlex.quote(tempfile.mkdtemp(prefix="solitaire-image-tmp-", dir="/var/tmp"))
+    keep = "".join(
+        f"mkdir -p /tmp/{shlex.quote(top)}; mount --bind {hold}/{shlex.quote(top)} "
+        f"/tmp/{shlex.quote(top)}; "
+        for top in checkout_dirs_under_tmp()
+    )
     script = (
         "set -e; mount --make-rprivate /; "
         f"mount --bind {shlex.quote(str(data_dir))} {shlex.quote(str(data_dir))}; "
+        f"mount --bind /tmp {hold}; "
         "mount -o remount,bind,ro /; mount -t tmpfs -o mode=1777 tmpfs /tmp; "
+        f"{keep}"
         'exec "$@"'
     )
     return ["unshare", "--mount", "sh", "-c", script, "sh", *argv]
