@@ -8,15 +8,13 @@ browser build the DOM, and returns what a visitor sees: the text of each table r
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
+from support.debian import debian_tool
 
 FLAGS = [
     "--headless",
@@ -33,22 +31,8 @@ TIMEOUT_S = 90
 
 
 def ensure_chromium() -> str:
-    """The chromium binary; installed with apt-get when missing and root, else a skip."""
-    found = shutil.which("chromium")
-    if found:
-        return found
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip("chromium is not installed and we are not root to apt-get install it")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-q", "chromium"]
-    done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:  # the package lists may be missing or stale: refresh once
-        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, timeout=600)
-        done = subprocess.run(install, env=env, capture_output=True, text=True, timeout=900)
-    found = shutil.which("chromium")
-    if not found:
-        pytest.skip(f"could not install chromium: {done.stderr.strip()[-300:]}")
-    return found
+    """The chromium binary; installed from Debian's package when missing and root, else a skip."""
+    return debian_tool("chromium", "chromium")
 
 
 def _run(binary: str, args: list[str]) -> str:

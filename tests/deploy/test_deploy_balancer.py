@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-import shutil
 import subprocess
 import time
 import urllib.error
@@ -21,6 +20,7 @@ import redis
 import yaml
 from deploy_files import ROOT
 from deploy_race import Player, race_code, seat_and_start
+from support.debian import debian_tool
 from support.server_proc import ServerProcess, delete_namespace
 
 from server.embedded_redis import free_port
@@ -29,8 +29,6 @@ from server.keys import Keys
 HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
 GAME = "bakers_game"
 PLAYERS = 4
-
-pytestmark = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy not installed")
 
 
 def local_config(lb_port: int, backends: dict[str, int]) -> str:
@@ -76,7 +74,7 @@ def scaled(redis_url: str, redis_namespace: str, tmp_path: Path) -> Iterator[tup
         log = open(tmp_path / "haproxy.log", "wb")  # noqa: SIM115
         with log:
             haproxy = subprocess.Popen(
-                ["haproxy", "-f", str(cfg), "-db"],
+                [debian_tool("haproxy", "haproxy"), "-f", str(cfg), "-db"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
         deadline = time.monotonic() + 30

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from deploy_files import DOCKERFILE, ROOT, Stage, image_stages
+from support.debian import debian_tool
 
 from server.config import SETTINGS, Config
 
@@ -343,14 +344,12 @@ def test_readme_documents_every_variable(final: Stage, compose: dict) -> None:
 # --- external linters, when installed ----------------------------------------
 
 
-def _compose_command() -> list[str] | None:
+def _compose_command() -> list[str]:
     if shutil.which("docker"):
         probe = subprocess.run(["docker", "compose", "version"], capture_output=True)
         if probe.returncode == 0:
             return ["docker", "compose"]
-    if shutil.which("docker-compose"):
-        return ["docker-compose"]
-    return None
+    return [debian_tool("docker-compose", "docker-compose")]
 
 
 @pytest.mark.parametrize(
@@ -358,8 +357,6 @@ def _compose_command() -> list[str] | None:
 )
 def test_compose_config_validates(extra: list[str]) -> None:
     command = _compose_command()
-    if command is None:
-        pytest.skip("neither `docker compose` nor docker-compose is installed")
     files = ["-f", str(COMPOSE)]
     if "-f" in extra:
         files, extra = [*files, *extra], []
@@ -381,10 +378,9 @@ def test_hadolint_passes() -> None:
 
 
 def test_haproxy_accepts_its_config() -> None:
-    if shutil.which("haproxy") is None:
-        pytest.skip("haproxy is not installed")
+    haproxy = debian_tool("haproxy", "haproxy")
     out = subprocess.run(
-        ["haproxy", "-c", "-f", str(HAPROXY_CFG)], capture_output=True, text=True, timeout=60
+        [haproxy, "-c", "-f", str(HAPROXY_CFG)], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0, out.stdout + out.stderr
 
