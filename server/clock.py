@@ -15,3 +15,6 @@ class Clock:
 
     def now_ms(self) -> int:
         return int((time.time() + self.offset_s) * 1000)
+
+    def now_us(self) -> int:
+        return int((time.time() + self.offset_s) * 1_000_000)

@@ -29,6 +29,9 @@ class GameRecord:
     ends_at_ms: int = 0  # 0: no time limit
     finished: bool = False
     finished_at_ms: int = 0
+    # Orders seats that finish within the same millisecond (PROTOCOL.md lists ties in the
+    # order they finished); time_ms stays in whole milliseconds.
+    finished_at_us: int = 0
     resigned: bool = False
     timed_out: bool = False
     score: int = 0
@@ -60,6 +63,7 @@ class GameRecord:
             "over": "1" if self.over else "0",
             "finished": "1" if self.finished else "0",
             "finished_at_ms": str(self.finished_at_ms),
+            "finished_at_us": str(self.finished_at_us),
             "resigned": "1" if self.resigned else "0",
         }
 
@@ -94,8 +98,8 @@ class GameRecord:
 _DEFAULTS: dict[str, Any] = {
     "gid": "", "kind": "", "game": "", "seed": 0, "player": "", "name": "", "race": "",
     "date": "", "started_at_ms": 0, "ends_at_ms": 0, "finished": False, "finished_at_ms": 0,
-    "resigned": False, "timed_out": False, "score": 0, "moves": 0, "won": False,
-    "over": False, "n": 0,
+    "finished_at_us": 0, "resigned": False, "timed_out": False, "score": 0, "moves": 0,
+    "won": False, "over": False, "n": 0,
 }  # fmt: skip
 
 
@@ -175,7 +179,7 @@ class Applied:
 
 
 def decide_move(
-    live: LiveGame, n: int, move: str, now_ms: int
+    live: LiveGame, n: int, move: str, now_us: int
 ) -> Retransmission | Refusal | Applied:
     """Check a `move {n, m}` against a game; if it is legal, play it on `live.game` itself.
 
@@ -184,6 +188,7 @@ def decide_move(
     move list, and of the store: the caller keeps `live` out of the cache until the store
     has the move.
     """
+    now_ms = now_us // 1000
     count = len(live.move_list)
     if n < count:
         if live.move_list[n] == move:
@@ -210,18 +215,20 @@ def decide_move(
         won=bool(game.won),
         over=over,
         finished=over,
-        finished_at_ms=now_ms if over else 0,
+        finished_at_ms=now_us // 1000 if over else 0,
+        finished_at_us=now_us if over else 0,
         n=count + 1,
     )
     return Applied(new, move)
 
 
-def decide_resign(live: LiveGame, now_ms: int) -> Refusal | GameRecord:
+def decide_resign(live: LiveGame, now_us: int) -> Refusal | GameRecord:
     rec = live.record
+    now_ms = now_us // 1000
     if rec.finished:
         return Refusal(p.ILLEGAL_MOVE, "this game is finished")
     if not rec.started_at_ms or now_ms < rec.started_at_ms:
         return Refusal(p.ILLEGAL_MOVE, "the race has not started")
     if rec.time_up(now_ms):
         return Refusal(p.ILLEGAL_MOVE, "the time limit has passed", time_up=True)
-    return rec.evolve(finished=True, resigned=True, finished_at_ms=now_ms)
+    return rec.evolve(finished=True, resigned=True, finished_at_ms=now_ms, finished_at_us=now_us)

@@ -322,9 +322,10 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
             if live is None or live.record.player != player:
                 await session.error(p.NOT_FOUND, "no such game", re)
                 return
-            now = app.clock.now_ms()
+            now_us = app.clock.now_us()
+            now = now_us // 1000
             decision = (
-                decide_move(live, n, move, now) if n is not None else decide_resign(live, now)
+                decide_move(live, n, move, now_us) if n is not None else decide_resign(live, now_us)
             )
             if isinstance(decision, Retransmission):
                 fresh = await app.cache.get(gid, fresh=True)

@@ -159,7 +159,11 @@ def result(race: Race, games: list[GameRecord]) -> p.Result:
     order = ranked(
         games,
         key=lambda g: rank_key(g.score, time_ms(g), g.moves),
-        finish_order=lambda g: (g.finished_at_ms, seat_index.get(g.player, 0)),
+        finish_order=lambda g: (
+            g.finished_at_ms,
+            g.finished_at_us,
+            seat_index.get(g.player, 0),
+        ),
     )
     standings = [
         p.Standing(

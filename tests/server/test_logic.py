@@ -103,3 +103,16 @@ def test_state_messages_omit_absent_optional_fields():
     created = msgspec.msgpack.decode(p.encode(p.Created(race="R", game="g", max_players=2,
                                                         time_limit_s=None)))  # fmt: skip
     assert "time_limit_s" in created and created["time_limit_s"] is None
+
+
+def test_seats_tied_within_one_millisecond_are_listed_in_the_order_they_finished():
+    """Both finish at 5000 ms, so they tie on all three (one rank); b finished 300 µs
+    before a, so b is listed first although a holds the earlier seat."""
+    race = Race("ABCDEF", "quatorze", 5, "a", 8, 0, starts_at_ms=1000,
+                seats=[p.Seat(x, x.upper()) for x in "ab"])  # fmt: skip
+    games = [
+        record("a", 10, 30, 5000, finished_at_us=5_000_900),
+        record("b", 10, 30, 5000, finished_at_us=5_000_600),
+    ]
+    standings = result(race, games).standings
+    assert [(s.rank, s.player) for s in standings] == [(1, "b"), (1, "a")]
