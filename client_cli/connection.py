@@ -3,7 +3,8 @@
 `Connection` sends requests with ids and matches replies by `re`; everything
 else the server sends (lobby, start, state, progress, result, and the
 `welcome.active` games after each reconnect) arrives on the `events` queue in
-order, including between a request and its reply.
+order, including between a request and its reply. Each session begins there
+with a `welcome` event (`reconnected` true after a drop, and its `active` games).
 
 When the socket drops it reconnects by itself with exponential backoff,
 says what it is doing through `on_status`, sends `hello` with the same token,
@@ -170,13 +171,22 @@ class Connection:
         # Only what was pending before this point is resent below; later requests go out
         # by themselves, so nothing is sent twice (a second `create` would be a second race).
         unanswered = sorted(self._pending)
+        again = self.welcome is not None
         self._ws = ws
         self.welcome = welcome
         self.connected = True
         if welcome.token != self.token:
             self.token = welcome.token
             self.on_token(welcome.token)
-        self.events.put_nowait({"t": "welcome", "player": welcome.player, "name": welcome.name})
+        self.events.put_nowait(
+            {
+                "t": "welcome",
+                "player": welcome.player,
+                "name": welcome.name,
+                "reconnected": again,
+                "active": welcome.active,
+            }
+        )
         for state in welcome.active:
             self.events.put_nowait(state)
         # Resend what the last connection left unanswered, in the order it was asked.

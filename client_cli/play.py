@@ -103,6 +103,8 @@ class Play:
     def take(self, message: dict[str, Any], reply: bool = False) -> None:
         if message.get("t") == "welcome":
             self.session.apply(message)
+            if message.get("reconnected") and self.session.result_missed(message["active"]):
+                self._tasks.append(asyncio.create_task(self._ask_result(), name="result-again"))
             return
         if message.get("t") == "error":
             self.session.say(str(message.get("msg", "error")), error=True)
@@ -140,6 +142,23 @@ class Play:
         self.session.phase = "done"
         self.listener.changed()
         self.over.set()
+
+    async def _ask_result(self) -> None:
+        """Ask for the result of a race that ended while the connection was down.
+
+        A seated player's `join` is answered with the lobby, and for a finished race the
+        server then sends its `result` again, which arrives as an event like the first.
+        """
+        race = self.session.race
+        try:
+            # Not resent: should this connection drop too, the next welcome asks again.
+            reply = await self.conn.request({"t": "join", "race": race}, resend=False)
+        except ConnectionLost:
+            return
+        except ServerError as exc:
+            self.tell(f"Could not fetch race {race}'s result: {exc.msg} ({exc.code})", error=True)
+            return
+        self.take(reply, reply=True)
 
     async def show_leaderboard(self, date: str | None) -> None:
         request: dict[str, Any] = {

@@ -100,6 +100,8 @@ class GameSession:
             seat.elapsed_ms = parsed.elapsed_ms
             return True
         if isinstance(parsed, Result) and self._is_my_race(parsed.race):
+            if parsed == self.result:
+                return False  # sent again (asked for after a reconnect): nothing new
             self.result = parsed
             self.phase = "result"
             return True
@@ -140,6 +142,18 @@ class GameSession:
         elif not state.finished and self.phase == "finished" and self.kind == "practice":
             self.phase = "playing"  # a practice game's end was undone
         return True
+
+    def result_missed(self, active: list[dict[str, Any]]) -> bool:
+        """After a reconnect: did this race end, its result unheard, while we were away?
+
+        `active` is the new welcome's unfinished games: the seat's game missing there means
+        it is finished, and the result may have gone out while the connection was down.
+        """
+        if self.kind != "race" or self.race is None or self.result is not None:
+            return False
+        if self.phase not in ("playing", "finished"):
+            return False
+        return not any(g.get("race") == self.race for g in active if isinstance(g, dict))
 
     def say(self, text: str, error: bool = False) -> None:
         self.notice, self.notice_is_error = text, error

@@ -195,6 +195,12 @@ async def handle_join(session: Session, msg: p.Join) -> None:
         if race.seated(player):
             await app.store.add_interest([app.store.keys.race_interest(code)])
             await session.send(p.with_re(race.lobby(), msg.id))
+            result = race.stored_result()
+            if result is not None:
+                # The seat may have been offline when the result went out; welcome.active
+                # lists unfinished games only, so this is how it gets the result back.
+                await session.send(result)
+                log.info("race %s: result sent again to player %s", code, player)
             return
         refusal = race.join_refusal(player)
         if refusal is not None:

@@ -6,6 +6,8 @@ import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import msgspec
+
 from server import protocol as p
 from server.games import GameRecord
 from server.keys import race_gid
@@ -47,6 +49,7 @@ class Race:
     ver: int = 0  # bumped by every change of the race itself (seats, status)
     gver: int = 0  # bumped by every write to one of its games
     seats: list[p.Seat] = field(default_factory=list)
+    result_json: str = ""  # the result as the close script stored it (JSON); "" until done
 
     # -- storage
     def to_redis(self) -> dict[str, str]:
@@ -67,6 +70,7 @@ class Race:
             status=d["status"], created_ms=int(d.get("created_ms", 0)),
             starts_at_ms=int(d.get("starts_at_ms", 0)), ends_at_ms=int(d.get("ends_at_ms", 0)),
             ver=int(d.get("ver", 0)), gver=int(d.get("gver", 0)), seats=seats,
+            result_json=d.get("result", ""),
         )  # fmt: skip
 
     # -- questions
@@ -98,6 +102,16 @@ class Race:
         if self.status != LOBBY:
             return (p.RACE_STARTED, f"race {self.code} has already started")
         return None
+
+    def stored_result(self) -> p.Result | None:
+        """The result every seat was sent when the race closed (None while it has not).
+
+        Decoded from what the close stored, never ranked again: the seats' records may
+        have expired or changed since, and a repeat must equal the original.
+        """
+        if self.status != DONE or not self.result_json:
+            return None
+        return msgspec.json.decode(self.result_json, type=p.Result)
 
     def deadline_ms(self, untimed_max_s: int) -> int:
         """When the race closes whatever happens."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from client_deals import QUATORZE_SEED, QUATORZE_WIN
 from client_harness import Bot
-from support.server_proc import ServerProcess
+from support.server_proc import ServerFactory, ServerProcess
 
 
 @pytest.fixture
@@ -82,3 +82,46 @@ def test_a_bot_reads_short_forms_and_is_told_when_a_line_is_not_a_move(
     assert host.next("state")["n"] == 1
     host.send("what?")
     assert "not a move" in host.next("notice")["msg"]
+
+
+def test_a_result_sent_while_the_client_was_away_is_fetched_after_reconnecting(
+    servers: ServerFactory, bots: list[Bot], tmp_path: Path
+) -> None:
+    """The host wins, its server dies, the race ends elsewhere; back, the host still gets it."""
+    first, second = servers.start(), servers.start()  # two servers on one store
+    host = Bot(tmp_path / "host", "--server", first.ws_url, "--name", "hostbot",
+               "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
+    bots.append(host)
+    code = host.next("created")["race"]
+    guest = Bot(tmp_path / "guest", "--server", second.ws_url, "--name", "guestbot",
+                "race", "join", code)  # fmt: skip
+    bots.append(guest)
+    guest.next("lobby")
+    while len(host.next("lobby")["players"]) < 2:
+        pass
+    host.send("start")
+    host.next("state")
+    assert guest.next("state")["race"] == code
+    for move in QUATORZE_WIN:
+        host.send(move)
+        state = host.next("state")
+    assert state["finished"] and state["won"]
+    # The host's game is over and acknowledged; the race waits for the guest. The host's
+    # server dies; the guest, on the other server, resigns: the race ends, and its result
+    # goes out while the host has no connection at all.
+    first.kill()
+    assert "Connection lost" in host.next("status")["msg"]
+    guest.send("resign")
+    sent = guest.next("result", timeout=20)
+    assert [s["name"] for s in sent["standings"]] == ["hostbot", "guestbot"]
+    # The host's server is back: the reconnected host finds its game gone from the welcome's
+    # active games, asks for the race again, and prints the result the guest got.
+    first.start()
+    got = host.next("result", timeout=40)
+    assert got == sent
+    kinds = [m["t"] for m in host.seen]
+    assert kinds[-2:] == ["lobby", "result"]
+    assert any(m["t"] == "status" and "Reconnected" in m["msg"] for m in host.seen)
+    host.close_input()
+    guest.close_input()
+    assert host.wait() == 0 and guest.wait() == 0

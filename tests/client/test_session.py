@@ -75,3 +75,22 @@ def test_backoff_doubles_to_a_cap_with_jitter() -> None:
         assert 0.8 * base <= delay <= 1.2 * base
     backoff.reset()
     assert backoff.next_delay() <= 0.6
+
+
+def test_after_a_reconnect_a_race_that_may_have_ended_asks_for_its_result() -> None:
+    s = GameSession(kind="race", game="quatorze", me="p1", race="ABCDEF")
+    s.apply({"t": "lobby", "race": "ABCDEF", "game": "quatorze", "host": "p1",
+             "players": [{"player": "p1", "name": "ann"}]})  # fmt: skip
+    assert not s.result_missed([])  # still in the lobby: the welcome's lobby follows
+    s.apply({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 5})
+    s.apply(state(2))
+    assert not s.result_missed([state(2)])  # the game is still open: play carries on
+    assert s.result_missed([state(0, gid="r.ZZZZZZ.p1", race="ZZZZZZ")])
+    s.apply(state(3, finished=True, over=True))
+    assert s.result_missed([])
+    result = {"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1, "standings": []}
+    assert s.apply(result)
+    assert not s.result_missed([])
+    assert not s.apply(dict(result))  # the same result sent again is nothing new
+    assert s.phase == "result"
+    assert not GameSession(kind="daily", game="quatorze").result_missed([])

@@ -212,3 +212,47 @@ async def test_every_connection_of_a_player_gets_its_events(server):
     finally:
         await second.close()
         await close_all(seats)
+
+
+async def test_a_seat_offline_at_the_result_gets_it_by_joining_again(server):
+    code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7)
+    ann, bob = seats
+    outsider = await Client.connect(server.ws_url)
+    try:
+        await ann.play()
+        assert (await ann.client.request({"t": "resign", "gid": ann.gid}))["finished"]
+        # While the race runs, joining again is the lobby alone, as before.
+        again = await ann.client.request({"t": "join", "race": code})
+        assert again["t"] == "lobby" and again["race"] == code
+        assert [m for m in await ann.client.quiet(0.5) if m.get("t") == "result"] == []
+        token = ann.client.token
+        await ann.client.close()
+        # The race ends while ann has no connection: only bob hears its result.
+        await bob.play()
+        await bob.client.request({"t": "resign", "gid": bob.gid})
+        sent = await bob.client.next("result", race=code)
+        sent_raw = bob.client.raw[bob.client.history.index(sent)]
+        # Back with the token: the finished game is not in `active`, so ann asks with join.
+        ann.client = await Client.connect(server.ws_url)
+        welcome = await ann.client.hello("ann", token=token)
+        assert welcome["t"] == "welcome" and welcome["active"] == []
+        lobby = await ann.client.request({"t": "join", "race": code})
+        assert lobby["t"] == "lobby" and lobby["race"] == code
+        assert [s["name"] for s in lobby["players"]] == ["ann", "bob"]
+        got = await ann.client.next("result", race=code)
+        # The result follows its lobby reply, and is the very frame bob was sent.
+        assert ann.client.history.index(got) == ann.client.history.index(lobby) + 1
+        assert got == sent
+        assert ann.client.raw[ann.client.history.index(got)] == sent_raw
+        assert got["seed"] == 7
+        rows = got["standings"]
+        assert {r["player"] for r in rows} == {ann.client.player, bob.client.player}
+        assert [(r["rank"], r["player"]) for r in rows] == expected_ranking(rows)
+        # Someone never seated still cannot join, and hears no result.
+        await outsider.hello("eve")
+        refused = await outsider.request({"t": "join", "race": code})
+        assert refused["t"] == "error" and refused["code"] == "race_started"
+        assert [m for m in await outsider.quiet(0.3) if m.get("t") == "result"] == []
+    finally:
+        await outsider.close()
+        await close_all(seats)
