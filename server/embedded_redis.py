@@ -55,6 +55,9 @@ class EmbeddedRedis:
         return f"redis://{self.host}:{self.port}/0"
 
     def start(self) -> str:
+        # valkey changes into --dir before opening its log file, so a relative path
+        # (the default ./data) would be looked up twice over.
+        self.data_dir = self.data_dir.resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if not self.port:
             self.port = free_port(self.host)

@@ -239,9 +239,12 @@ async def test_sigterm_closes_clients_with_1001_and_keeps_moves(servers):
 
 
 async def test_default_start_uses_embedded_valkey_and_keeps_games(tmp_path):
-    """No REDIS_URL: the server runs its own valkey-server in the data dir, and finds the
-    games again after a restart, even one after SIGKILL."""
-    server = ServerProcess(redis_url=None, namespace="sr", data_dir=tmp_path / "data")
+    """No REDIS_URL and no data dir (the README's start): the server runs its own
+    valkey-server in ./data, and finds the games again after a restart, even one after
+    SIGKILL."""
+    server = ServerProcess(
+        redis_url=None, namespace="sr", data_dir=tmp_path / "data", default_data_dir=True
+    )
     server.start()
     try:
         assert "starting embedded valkey-server" in server.log_text()

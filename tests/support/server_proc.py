@@ -44,6 +44,9 @@ class ServerProcess:
     port: int = 0
     env: dict[str, str] = field(default_factory=dict)  # extra SOLITAIRE_* settings
     args: list[str] = field(default_factory=list)
+    # Start as the README does: no SOLITAIRE_DATA_DIR, so the server uses its default
+    # ./data, run from data_dir's parent (data_dir must then be named "data").
+    default_data_dir: bool = False
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
 
@@ -73,11 +76,14 @@ class ServerProcess:
         env.update(
             {
                 "SOLITAIRE_NAMESPACE": self.namespace,
-                "SOLITAIRE_DATA_DIR": str(self.data_dir),
                 "SOLITAIRE_LOG_LEVEL": "INFO",
                 **self.env,
             }
         )
+        if self.default_data_dir:
+            assert self.data_dir.name == "data"
+        else:
+            env["SOLITAIRE_DATA_DIR"] = str(self.data_dir)
         self.starts += 1
         log = self.log_path.open("ab")
         log.write(f"---- start #{self.starts}\n".encode())
@@ -85,6 +91,7 @@ class ServerProcess:
         self.proc = subprocess.Popen(
             [*server_command(), "--host", "127.0.0.1", "--port", str(self.port), *self.args],
             env=env,
+            cwd=self.data_dir.parent if self.default_data_dir else None,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
