@@ -3,6 +3,8 @@
 Each test gets its own tmux server (a private socket under tmp_path), so tests
 never see each other's sessions or anyone else's. Every client runs with its
 own XDG_CONFIG_HOME, so each is a separate player with its own saved token.
+The servers they talk to come from the `servers` and `server` fixtures in
+tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from client_harness import SOLITAIRE, Terminal
-from support.server_proc import ServerFactory, ServerProcess, delete_namespace
 
 
 @pytest.fixture
@@ -43,17 +44,3 @@ def terminals(tmp_path: Path) -> Iterator[Callable[..., Terminal]]:
 
     yield start
     subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True)
-
-
-@pytest.fixture
-def servers(redis_url: str, redis_namespace: str, tmp_path: Path) -> Iterator[ServerFactory]:
-    """Real server processes (the server helper's launcher) on the session's Redis."""
-    factory = ServerFactory(redis_url, redis_namespace, tmp_path / "server")
-    yield factory
-    factory.stop_all()
-    delete_namespace(redis_url, redis_namespace)
-
-
-@pytest.fixture
-def server(servers: ServerFactory) -> ServerProcess:
-    return servers.start()
