@@ -178,6 +178,17 @@ class Applied:
     move: str
 
 
+def _closed_refusal(rec: GameRecord, now_ms: int) -> Refusal | None:
+    """Why the game takes neither a move nor a resignation at `now_ms`; None if it does."""
+    if rec.finished:
+        return Refusal(p.ILLEGAL_MOVE, "this game is finished")
+    if not rec.started_at_ms or now_ms < rec.started_at_ms:
+        return Refusal(p.ILLEGAL_MOVE, "the race has not started")
+    if rec.time_up(now_ms):
+        return Refusal(p.ILLEGAL_MOVE, "the time limit has passed", time_up=True)
+    return None
+
+
 def decide_move(
     live: LiveGame, n: int, move: str, now_us: int
 ) -> Retransmission | Refusal | Applied:
@@ -197,12 +208,9 @@ def decide_move(
     if n > count:
         return Refusal(p.OUT_OF_ORDER, f"{count} moves applied so far, not {n}")
     rec = live.record
-    if rec.finished:
-        return Refusal(p.ILLEGAL_MOVE, "this game is finished")
-    if not rec.started_at_ms or now_ms < rec.started_at_ms:
-        return Refusal(p.ILLEGAL_MOVE, "the race has not started")
-    if rec.time_up(now_ms):
-        return Refusal(p.ILLEGAL_MOVE, "the time limit has passed", time_up=True)
+    refusal = _closed_refusal(rec, now_ms)
+    if refusal is not None:
+        return refusal
     game = live.game
     try:
         game.play(move)
@@ -225,10 +233,7 @@ def decide_move(
 def decide_resign(live: LiveGame, now_us: int) -> Refusal | GameRecord:
     rec = live.record
     now_ms = now_us // 1000
-    if rec.finished:
-        return Refusal(p.ILLEGAL_MOVE, "this game is finished")
-    if not rec.started_at_ms or now_ms < rec.started_at_ms:
-        return Refusal(p.ILLEGAL_MOVE, "the race has not started")
-    if rec.time_up(now_ms):
-        return Refusal(p.ILLEGAL_MOVE, "the time limit has passed", time_up=True)
+    refusal = _closed_refusal(rec, now_ms)
+    if refusal is not None:
+        return refusal
     return rec.evolve(finished=True, resigned=True, finished_at_ms=now_ms, finished_at_us=now_us)
