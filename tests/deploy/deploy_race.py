@@ -212,3 +212,45 @@ async def seat_and_start(host: Player, others: list[Player], code: str) -> dict[
         state = await p.wait_for(lambda m: m["t"] == "state" and m.get("race") == code)
         gids[p.name] = state["gid"]
     return gids
+
+
+@dataclass
+class RollingRestart:
+    """SIGTERM and restart each server in turn while `players` race, with their moves spread
+    over the phases (before the first stop, between stops, after the last), `per_phase` at a
+    time, so the race is really under way through every restart whatever the start-up time.
+
+    Pass `allowed` to each player's `play`; `run()` sets `hold` when the last phase has a move.
+    """
+
+    players: list[Player]
+    servers: list[Any]  # support.server_proc.ServerProcess
+    per_phase: int = 3
+    hold: asyncio.Event = field(default_factory=asyncio.Event)
+    exit_codes: list[int | None] = field(default_factory=list)
+    stopped_at: list[float] = field(default_factory=list)
+
+    def allowed(self) -> int:
+        return self.per_phase * (len(self.stopped_at) + 1)
+
+    async def _a_move_acknowledged_since(self, t0: float) -> None:
+        deadline = time.monotonic() + RECONNECT_TIMEOUT_S
+        while not any(t > t0 for p in self.players for t in p.ack_times):
+            assert time.monotonic() < deadline, "no move was acknowledged in this phase"
+            await asyncio.sleep(0.05)
+
+    async def run(self, before_first_stop: Callable[[], Any] | None = None) -> None:
+        await self._a_move_acknowledged_since(float("-inf"))
+        if before_first_stop is not None:
+            await asyncio.to_thread(before_first_stop)
+        for server in self.servers:
+            self.stopped_at.append(time.monotonic())
+            self.exit_codes.append(await asyncio.to_thread(server.stop))
+            await asyncio.to_thread(server.start, 60)
+            await self._a_move_acknowledged_since(self.stopped_at[-1])
+        self.hold.set()
+
+    def every_phase_had_a_move(self) -> bool:
+        acks = sorted(t for p in self.players for t in p.ack_times)
+        bounds = [float("-inf"), *self.stopped_at, float("inf")]
+        return all(any(lo < t < hi for t in acks) for lo, hi in itertools.pairwise(bounds))

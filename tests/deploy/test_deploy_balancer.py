@@ -19,7 +19,7 @@ import pytest
 import redis
 import yaml
 from deploy_files import ROOT
-from deploy_race import Player, race_code, seat_and_start
+from deploy_race import Player, RollingRestart, race_code, seat_and_start
 from support.debian import debian_tool
 from support.server_proc import ServerProcess, delete_namespace
 
@@ -105,25 +105,23 @@ async def test_rolling_restart_behind_haproxy(
     lb_url, servers = scaled
     players = [Player(f"player{i}", [lb_url], rng=random.Random(30 + i)) for i in range(PLAYERS)]
     host, others = players[0], players[1:]
-    hold = asyncio.Event()
-    exit_codes: list[int | None] = []
+    restart = RollingRestart(players, servers)
     spread: list[float] = []
 
-    async def rolling_restart() -> None:
-        await asyncio.sleep(0.3)
-        spread.extend(await asyncio.to_thread(lambda: [opened_connections(s) for s in servers]))
-        for server in servers:
-            exit_codes.append(await asyncio.to_thread(server.stop))
-            await asyncio.to_thread(server.start, 60)
-            await asyncio.sleep(0.3)
-        hold.set()
+    def measure_spread() -> None:
+        spread.extend(opened_connections(s) for s in servers)
 
     try:
         code = await race_code(host, GAME, seed=99)
         gids = await seat_and_start(host, others, code)
         await asyncio.gather(
-            rolling_restart(),
-            *(p.play(gids[p.name], moves=60, pause_s=0.05, hold=hold) for p in players),
+            restart.run(before_first_stop=measure_spread),
+            *(
+                p.play(
+                    gids[p.name], moves=60, pause_s=0.05, hold=restart.hold, allowed=restart.allowed
+                )
+                for p in players
+            ),
         )
         finals = [await p.request({"t": "get", "gid": gids[p.name]}) for p in players]
         results = [
@@ -135,7 +133,8 @@ async def test_rolling_restart_behind_haproxy(
 
     # The balancer spread the players over the instances, and every instance drained cleanly.
     assert sum(1 for n in spread if n > 0) >= 2, spread
-    assert exit_codes == [0] * len(servers)
+    assert restart.exit_codes == [0] * len(servers)
+    assert restart.every_phase_had_a_move()
     assert [c for p in players for c in p.close_codes].count(1001) >= len(servers)
     # Every player finished through the balancer alone, and nothing acknowledged was lost.
     assert all(f["t"] == "state" and f["finished"] for f in finals)

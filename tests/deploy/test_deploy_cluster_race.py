@@ -5,11 +5,9 @@ rolling upgrade). Nothing acknowledged may be lost, and every player must finish
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import random
 import signal
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +15,7 @@ from pathlib import Path
 import msgpack
 import pytest
 import redis
-from deploy_race import Player, race_code, seat_and_start
+from deploy_race import Player, RollingRestart, race_code, seat_and_start
 from support.server_proc import ServerProcess
 from websockets.exceptions import ConnectionClosed
 
@@ -142,38 +140,16 @@ async def test_rolling_restart_of_both_instances_loses_no_acknowledged_move(
 ) -> None:
     players = make_players(instances, seed=2)
     host, others = players[0], players[1:]
-    hold = asyncio.Event()
-    exit_codes: list[int | None] = []
-    stopped_at: list[float] = []
-    # The players' moves are spread over the phases of the restart (before the first SIGTERM,
-    # between the two, after the second), a few per phase, so the race runs through them all.
-    per_phase = 3
-
-    def allowed() -> int:
-        return per_phase * (len(stopped_at) + 1)
-
-    async def a_move_acknowledged_since(t0: float) -> None:
-        deadline = time.monotonic() + 60
-        while not any(t > t0 for p in players for t in p.ack_times):
-            assert time.monotonic() < deadline, "no move was acknowledged in this phase"
-            await asyncio.sleep(0.05)
-
-    async def rolling_restart() -> None:
-        await a_move_acknowledged_since(float("-inf"))
-        for server in instances:
-            stopped_at.append(time.monotonic())
-            exit_codes.append(await asyncio.to_thread(server.stop))
-            await asyncio.to_thread(server.start, 60)
-            await a_move_acknowledged_since(stopped_at[-1])
-        hold.set()
-
+    restart = RollingRestart(players, instances)
     try:
         code = await race_code(host, GAME, seed=777)
         gids = await seat_and_start(host, others, code)
         await asyncio.gather(
-            rolling_restart(),
+            restart.run(),
             *(
-                p.play(gids[p.name], moves=60, pause_s=0.05, hold=hold, allowed=allowed)
+                p.play(
+                    gids[p.name], moves=60, pause_s=0.05, hold=restart.hold, allowed=restart.allowed
+                )
                 for p in players
             ),
         )
@@ -186,15 +162,13 @@ async def test_rolling_restart_of_both_instances_loses_no_acknowledged_move(
             await p.close()
 
     # Each instance drained and exited cleanly on SIGTERM, and clients were told to go away.
-    assert exit_codes == [0, 0]
+    assert restart.exit_codes == [0, 0]
     close_codes = [c for p in players for c in p.close_codes]
     assert close_codes.count(1001) >= 2, close_codes
     assert all(len(p.connects) >= 2 for p in players), [p.connects for p in players]
     # The race was under way through the restarts: moves were acknowledged before the first
     # SIGTERM, between the two, and after the second.
-    acks = sorted(t for p in players for t in p.ack_times)
-    bounds = [float("-inf"), *stopped_at, float("inf")]
-    assert all(any(lo < t < hi for t in acks) for lo, hi in itertools.pairwise(bounds))
+    assert restart.every_phase_had_a_move()
     # Every player finished, and the race closed with every seat ranked.
     assert all(f["t"] == "state" and f["finished"] for f in finals)
     # ...and each was told the result, which ranks every seat by what the store holds.
