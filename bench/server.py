@@ -15,6 +15,10 @@ What it does (loopback only, bounded in time and connection count, stops by itse
   from the deal (a bot that finishes a game creates and starts a new race). Every move is
   checked and stored before its reply; at the end the stored move counts are compared with
   the acknowledged ones;
+- each run measures `--seconds` from `--warmup` seconds after its last bot became ready
+  (connected, and for the race server greeted and playing its first race): 200 bots
+  greeting and starting races at once take a few seconds here, and those first moves
+  are not what a running server does;
 - the two loads alternate for `--rounds` rounds, so that a change in the machine's load
   hits both alike; the medians are compared;
 - finally `--idle` connections are opened to each server (to the race server as greeted
@@ -159,6 +163,28 @@ def move_sequences(count: int) -> list[tuple[int, list[str]]]:
 
 
 @dataclass
+class Window:
+    """The measured window: it opens `warmup` seconds after the last bot became ready
+    (connected; for the race server, greeted and playing), so that no run counts the
+    connection storm of its start, and lasts `seconds`."""
+
+    players: int
+    warmup: float
+    seconds: float
+    ready: int = 0
+    start: float = float("inf")
+    end: float = float("inf")
+    opened: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def bot_ready(self) -> None:
+        self.ready += 1
+        if self.ready == self.players:
+            self.start = time.perf_counter() + self.warmup
+            self.end = self.start + self.seconds
+            self.opened.set()
+
+
+@dataclass
 class Load:
     rtts: list[float] = field(default_factory=list)
     moves: int = 0
@@ -190,15 +216,16 @@ def summarise(name: str, load: Load, seconds: float, cpu: float) -> Figures:
 # ---------------------------------------------------------------- bots
 
 
-async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, t_start: float,
-                   t_end: float, load: Load) -> None:  # fmt: skip
-    async with connect(url, compression=None) as ws:
+async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: Window,
+                   load: Load) -> None:  # fmt: skip
+    async with connect(url, compression=None, open_timeout=60) as ws:
         _seed, moves = seqs[i % len(seqs)]
         gid = f"r.BENCH{i}.player{i}"
         n = 0
+        window.bot_ready()
         while True:
             now = time.perf_counter()
-            if now >= t_end:
+            if now >= window.end:
                 break
             m = moves[n % len(moves)]
             await ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": n}))
@@ -206,7 +233,7 @@ async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, t_start:
             done = time.perf_counter()
             if reply.re != n:
                 load.errors += 1
-            if now >= t_start:  # the warm-up is not counted
+            if now >= window.start:  # the warm-up is not counted
                 load.rtts.append(done - now)
                 load.moves += 1
             n += 1
@@ -220,14 +247,15 @@ async def request(ws, msg: dict, rid: int) -> dict:  # type: ignore[no-untyped-d
             return reply
 
 
-async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, t_start: float,
-                   t_end: float, load: Load) -> None:  # fmt: skip
-    async with connect(url, compression=None, max_size=2**20) as ws:
+async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: Window,
+                   load: Load) -> None:  # fmt: skip
+    async with connect(url, compression=None, max_size=2**20, open_timeout=60) as ws:
         rid = 0
         welcome = await request(ws, {"t": "hello", "v": 1, "name": f"bot{i}"}, rid)
         assert welcome["t"] == "welcome", welcome
         k = i
-        while time.perf_counter() < t_end:
+        first = True
+        while time.perf_counter() < window.end:
             seed, moves = seqs[k % len(seqs)]
             k += 7
             rid += 1
@@ -237,9 +265,12 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, t_start:
             assert started["t"] == "start", started
             gid = f"r.{created['race']}.{welcome['player']}"
             load.races += 1
+            if first:
+                window.bot_ready()
+                first = False
             for n, m in enumerate(moves):
                 now = time.perf_counter()
-                if now >= t_end:
+                if now >= window.end:
                     break
                 rid += 1
                 await ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": rid}))
@@ -252,27 +283,29 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, t_start:
                     load.errors += 1
                     break
                 load.acked_by_gid[gid] = n + 1
-                if now >= t_start:  # the first second is warm-up
+                if now >= window.start:  # the warm-up is not counted
                     load.rtts.append(done - now)
                     load.moves += 1
 
 
 async def drive(bot, url: str, players: int, seconds: float, warmup: float, seqs,
                 pid: int) -> tuple[Load, float, float]:  # type: ignore[no-untyped-def]  # fmt: skip
-    """Run `players` bots; measure from the end of the warm-up: (load, seconds, server CPU s)."""
+    """Run `players` bots; measure the window: (load, seconds, server CPU s)."""
     load = Load()
-    t0 = time.perf_counter()
-    t_start, t_end = t0 + warmup, t0 + warmup + seconds
+    window = Window(players, warmup, seconds)
 
-    async def cpu_mark() -> tuple[float, float]:
-        await asyncio.sleep(max(0.0, t_start - time.perf_counter()))
-        return cpu_s(pid), cpu_s(os.getpid())
+    async def cpu_marks() -> tuple[float, float, float, float]:
+        await asyncio.wait_for(window.opened.wait(), timeout=120)
+        await asyncio.sleep(max(0.0, window.start - time.perf_counter()))
+        server0, client0 = cpu_s(pid), cpu_s(os.getpid())
+        await asyncio.sleep(max(0.0, window.end - time.perf_counter()))
+        return server0, client0, cpu_s(pid), cpu_s(os.getpid())
 
-    mark = asyncio.create_task(cpu_mark())
-    await asyncio.gather(*(bot(url, seqs, i, t_start, t_end, load) for i in range(players)))
-    server0, client0 = await mark
-    load.client_cpu = cpu_s(os.getpid()) - client0
-    return load, seconds, cpu_s(pid) - server0
+    marks = asyncio.create_task(cpu_marks())
+    await asyncio.gather(*(bot(url, seqs, i, window, load) for i in range(players)))
+    server0, client0, server1, client1 = await marks
+    load.client_cpu = client1 - client0
+    return load, seconds, server1 - server0
 
 
 async def idle_connections(url: str, count: int, pid: int, hello: bool) -> float:
@@ -309,7 +342,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=200, help="concurrent bots (default 200)")
     parser.add_argument("--seconds", type=float, default=5.0, help="measured seconds per run")
-    parser.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per run")
+    parser.add_argument("--warmup", type=float, default=1.0,
+                        help="warm-up seconds per run, from when every bot is ready")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--idle", type=int, default=5000, help="idle connections (default 5000)")
     parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from redis.exceptions import RedisError
 
@@ -14,6 +14,18 @@ from server.config import Config
 from server.embedded_redis import EmbeddedRedis
 
 log = logging.getLogger("server")
+
+
+def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The event loop to run on: uvloop's (C, libuv) unless asyncio's is asked for."""
+    if name == "uvloop":
+        try:
+            import uvloop
+        except ImportError:  # not built for this platform (Windows)
+            log.warning("uvloop is not installed: running on asyncio's event loop")
+            return None
+        return uvloop.new_event_loop
+    return None  # asyncio's default
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -35,7 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from server.app import App  # imported late so that --help stays fast
 
     try:
-        asyncio.run(App(config, url).run())
+        with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
+            runner.run(App(config, url).run())
     except KeyboardInterrupt:
         pass
     except (OSError, RedisError) as exc:

@@ -10,7 +10,7 @@ import signal
 from collections.abc import Coroutine
 from typing import Any
 
-from websockets.asyncio.server import ServerConnection, serve
+from websockets.asyncio.server import serve
 
 import engine
 from server import protocol as p
@@ -18,6 +18,7 @@ from server.bots import BotRunner
 from server.bus import Bus
 from server.clock import Clock
 from server.config import Config
+from server.connection import InboxConnection
 from server.daily import DailyService
 from server.daily_deals import DailyDeals
 from server.games import GameRecord
@@ -69,6 +70,10 @@ class App:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    def known_race_players(self, code: str) -> list[str] | None:
+        """The seated players of a started race if this process has them at hand."""
+        return self._race_players.get(code)
 
     async def race_players(self, code: str) -> list[str]:
         """The seated players of a started race (seats no longer change once it runs)."""
@@ -126,6 +131,7 @@ class App:
             ping_interval=cfg.ping_interval_s,
             process_request=routes,
             server_header=None,
+            create_connection=InboxConnection,
         ) as server:
             self.port = server.sockets[0].getsockname()[1] if server.sockets else cfg.port
             log.info(
@@ -165,7 +171,7 @@ class App:
         await self.bus.close()
         log.info("stopped")
 
-    async def _handle(self, ws: ServerConnection) -> None:
+    async def _handle(self, ws: InboxConnection) -> None:
         await Session(self, ws).run()
 
     async def _drain(self) -> None:

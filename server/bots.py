@@ -89,7 +89,7 @@ async def seat_bots(app: App, race: races.Race, count: int, strength: str, skip:
             events = [Event(to=race.players(), frames=[p.encode(race.lobby())], skip=skip)]
             status = await store.join_race(race, record, encode_events(events))
             if status == 1:
-                await app.hub.deliver(events)
+                app.hub.deliver(events)
                 break
             race.seats.pop()
             if status < 0:
@@ -108,10 +108,10 @@ class _BotSession:
         self.uid = f"{app.instance}.{player}"
         self.reply: Any = None
 
-    async def send(self, message: p.Message) -> None:
+    def send(self, message: p.Message) -> None:
         self.reply = message
 
-    async def error(self, code: str, msg: str, re: int | None) -> None:
+    def error(self, code: str, msg: str, re: int | None) -> None:
         self.reply = p.Error(re=re, code=code, msg=msg)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -36,7 +36,7 @@ def encode_events(events: list[Event]) -> bytes:
     return _encoder.encode(events)
 
 
-Deliver = Callable[[list[Event]], Awaitable[None]]
+Deliver = Callable[[list[Event]], None]
 
 
 class Bus:
@@ -78,7 +78,7 @@ class Bus:
                     except msgspec.DecodeError:
                         log.error("bus: undecodable event on %s", self._channel)
                         continue
-                    await self._deliver(events)
+                    self._deliver(events)
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as exc:

@@ -58,6 +58,7 @@ class Config:
     reaper_full_scan_s: float = 30.0  # how often every running race is checked for completion
 
     # Process behaviour.
+    event_loop: str = "uvloop"  # or "asyncio"; uvloop takes about a tenth off a move's CPU
     game_cache_size: int = 20_000  # games kept replayed in memory
     shutdown_grace_s: float = 5.0  # time given to in-flight requests on SIGTERM
     ping_interval_s: float = 20.0
@@ -136,6 +137,12 @@ def _fmt(raw: str) -> str:
     return raw
 
 
+def _event_loop(raw: str) -> str:
+    if raw not in ("uvloop", "asyncio"):
+        raise argparse.ArgumentTypeError(f"event loop must be uvloop or asyncio, not {raw!r}")
+    return raw
+
+
 def _namespace(raw: str) -> str:
     if not raw or len(raw) > 32 or not all(c.isalnum() or c in "_-" for c in raw):
         raise argparse.ArgumentTypeError("namespace: 1 to 32 letters, digits, '_' or '-'")
@@ -187,6 +194,8 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
               "messages a connection may send in a burst (default 60)"),
     "hello_timeout_s": ("--hello-timeout-s", "SOLITAIRE_HELLO_TIMEOUT_S", _positive(float),
                         "seconds a new connection has to send hello (default 10)"),
+    "event_loop": ("--event-loop", "SOLITAIRE_EVENT_LOOP", _event_loop,
+                   "uvloop, or asyncio: the standard library's loop (default uvloop)"),
     "solver_workers": ("--solver-workers", "SOLITAIRE_SOLVER_WORKERS", _positive(int),
                        "processes that run solver searches (dailies, hints, bots; default 2)"),
     "daily_max_candidates": ("--daily-max-candidates", "SOLITAIRE_DAILY_MAX_CANDIDATES",

@@ -430,13 +430,13 @@ async def handle_daily(session: Session, msg: p.Daily) -> None:
             player, session.name, msg.game, app.clock.now_ms()
         )
     except DailyRefused as refused:
-        await session.error(refused.code, refused.msg, msg.id)
+        session.error(refused.code, refused.msg, msg.id)
         return
     live = await app.cache.get(record.gid, fresh=True)
     if live is None:
-        await session.error(p.UNAVAILABLE, "the daily attempt could not be loaded", msg.id)
+        session.error(p.UNAVAILABLE, "the daily attempt could not be loaded", msg.id)
         return
-    await session.send(live.state(app.clock.now_ms(), msg.id))
+    session.send(live.state(app.clock.now_ms(), msg.id))
 
 
 async def handle_leaderboard(session: Session, msg: p.Leaderboard) -> None:
@@ -445,11 +445,11 @@ async def handle_leaderboard(session: Session, msg: p.Leaderboard) -> None:
     try:
         reply = await app.daily.leaderboard(msg.game, msg.date, msg.limit, player, msg.around_me)
     except DailyRefused as refused:
-        await session.error(refused.code, refused.msg, msg.id)
+        session.error(refused.code, refused.msg, msg.id)
         return
     app.metrics.leaderboard_requests.labels("ws").inc()
     reply.re = msg.id
-    await session.send(reply)
+    session.send(reply)
 
 
 async def handle_stats(session: Session, msg: p.Stats) -> None:
@@ -458,7 +458,7 @@ async def handle_stats(session: Session, msg: p.Stats) -> None:
     try:
         reply = await app.daily.player_stats(msg.player or player)
     except DailyRefused as refused:
-        await session.error(refused.code, refused.msg, msg.id)
+        session.error(refused.code, refused.msg, msg.id)
         return
     reply.re = msg.id
-    await session.send(reply)
+    session.send(reply)

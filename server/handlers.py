@@ -63,14 +63,14 @@ async def handle_hello(session: Session, msg: p.Hello) -> bool:
     """Greets a connection; True once it is welcomed (else it may say hello again)."""
     app = session.app
     if msg.v != p.VERSION:
-        await session.error(
+        session.error(
             p.UNSUPPORTED_VERSION, f"this server speaks protocol version {p.VERSION}", msg.id
         )
         return False
     if msg.token is not None:
         player = await app.store.player_for_token(msg.token)
         if player is None:
-            await session.error(p.AUTH_FAILED, "unknown token", msg.id)
+            session.error(p.AUTH_FAILED, "unknown token", msg.id)
             return False
         token = msg.token
         await app.store.rename_player(player, msg.name)
@@ -79,11 +79,11 @@ async def handle_hello(session: Session, msg: p.Hello) -> bool:
     session.player, session.name = player, msg.name
     app.hub.add(session)
     active, lobbies = await _player_games(session)
-    await session.send(
+    session.send(
         p.Welcome(re=msg.id, v=p.VERSION, player=player, name=msg.name, token=token, active=active)
     )
     for lobby in lobbies:
-        await session.send(lobby)
+        session.send(lobby)
     log.info(
         "player %s (%s) %s; %d active games",
         player, msg.name, "is back" if msg.token else "is new", len(active),
@@ -167,7 +167,7 @@ async def handle_create(session: Session, msg: p.Create) -> None:
             break
         await app.store.forget_player_games(player, [host_record.gid])
     else:
-        await session.error(p.UNAVAILABLE, "could not find a free race code; try again", msg.id)
+        session.error(p.UNAVAILABLE, "could not find a free race code; try again", msg.id)
         return
     if msg.bots:
         race = await bots.seat_bots(app, race, msg.bots, msg.bot_strength, session.uid)
@@ -175,9 +175,9 @@ async def handle_create(session: Session, msg: p.Create) -> None:
         "race %s created by player %s: %s, %d seats, time limit %s",
         race.code, player, race.game, race.max_players, race.time_limit_s or "none",
     )  # fmt: skip
-    await session.send(p.with_re(race.created(), msg.id))
-    await session.send(race.lobby())
-    await app.hub.deliver(events)
+    session.send(p.with_re(race.created(), msg.id))
+    session.send(race.lobby())
+    app.hub.deliver(events)
 
 
 async def handle_join(session: Session, msg: p.Join) -> None:
@@ -185,26 +185,26 @@ async def handle_join(session: Session, msg: p.Join) -> None:
     assert player is not None and session.name is not None
     code = races.normalise_code(msg.race)
     if code is None:
-        await session.error(p.NOT_FOUND, f"no race {msg.race!r}", msg.id)
+        session.error(p.NOT_FOUND, f"no race {msg.race!r}", msg.id)
         return
     for _ in range(8):
         race = await app.store.load_race(code)
         if race is None:
-            await session.error(p.NOT_FOUND, f"no race {code}", msg.id)
+            session.error(p.NOT_FOUND, f"no race {code}", msg.id)
             return
         if race.seated(player):
             await app.store.add_interest([app.store.keys.race_interest(code)])
-            await session.send(p.with_re(race.lobby(), msg.id))
+            session.send(p.with_re(race.lobby(), msg.id))
             result = race.stored_result()
             if result is not None:
                 # The seat may have been offline when the result went out; welcome.active
                 # lists unfinished games only, so this is how it gets the result back.
-                await session.send(result)
+                session.send(result)
                 log.info("race %s: result sent again to player %s", code, player)
             return
         refusal = race.join_refusal(player)
         if refusal is not None:
-            await session.error(*refusal, msg.id)
+            session.error(*refusal, msg.id)
             return
         seat = p.Seat(player=player, name=session.name)
         record = race.new_game_record(seat)
@@ -216,13 +216,13 @@ async def handle_join(session: Session, msg: p.Join) -> None:
         status = await app.store.join_race(race, record, encode_events(events))
         if status == 1:
             log.info("race %s: player %s (%s) joined", code, player, session.name)
-            await session.send(p.with_re(lobby, msg.id))
-            await app.hub.deliver(events)
+            session.send(p.with_re(lobby, msg.id))
+            app.hub.deliver(events)
             return
         if status < 0:
-            await session.error(p.NOT_FOUND, f"no race {code}", msg.id)
+            session.error(p.NOT_FOUND, f"no race {code}", msg.id)
             return
-    await session.error(p.UNAVAILABLE, "the race kept changing; try again", msg.id)
+    session.error(p.UNAVAILABLE, "the race kept changing; try again", msg.id)
 
 
 async def handle_start(session: Session, msg: p.StartRace) -> None:
@@ -230,16 +230,16 @@ async def handle_start(session: Session, msg: p.StartRace) -> None:
     assert player is not None
     code = races.normalise_code(msg.race)
     if code is None:
-        await session.error(p.NOT_FOUND, f"no race {msg.race!r}", msg.id)
+        session.error(p.NOT_FOUND, f"no race {msg.race!r}", msg.id)
         return
     for _ in range(8):
         race = await app.store.load_race(code)
         if race is None:
-            await session.error(p.NOT_FOUND, f"no race {code}", msg.id)
+            session.error(p.NOT_FOUND, f"no race {code}", msg.id)
             return
         refusal = race.start_refusal(player)
         if refusal is not None:
-            await session.error(*refusal, msg.id)
+            session.error(*refusal, msg.id)
             return
         starts = app.clock.now_ms()
         ends = starts + race.time_limit_s * 1000 if race.time_limit_s else 0
@@ -280,123 +280,135 @@ async def handle_start(session: Session, msg: p.StartRace) -> None:
         status = await app.store.start_race(race, starts, ends, initial, encode_events(events))
         if status == 1:
             log.info("race %s started by player %s with %d seats", code, player, len(race.seats))
-            await session.send(p.with_re(race.start_message(), msg.id))
-            await session.send(states[player])
-            await app.hub.deliver(events)
+            session.send(p.with_re(race.start_message(), msg.id))
+            session.send(states[player])
+            app.hub.deliver(events)
             if game.over:
                 await close_if_due(app, code)
             await app.bots.race_started(code)
             return
         if status < 0:
-            await session.error(p.NOT_FOUND, f"no race {code}", msg.id)
+            session.error(p.NOT_FOUND, f"no race {code}", msg.id)
             return
-    await session.error(p.UNAVAILABLE, "the race kept changing; try again", msg.id)
+    session.error(p.UNAVAILABLE, "the race kept changing; try again", msg.id)
 
 
 # ---------------------------------------------------------------- games in play
 
 
-async def handle_move(session: Session, msg: p.Move) -> None:
-    await _play(session, msg.gid, msg.id, msg.n, msg.m)
+# The move path is the server's hot path: its helpers that need not wait are plain
+# functions, and the handlers below return _play's coroutine rather than wrap it in another.
 
 
-async def handle_resign(session: Session, msg: p.Resign) -> None:
-    await _play(session, msg.gid, msg.id, None, "")
+def handle_move(session: Session, msg: p.Move) -> Awaitable[None]:
+    return _play(session, msg.gid, msg.id, msg.n, msg.m)
+
+
+def handle_resign(session: Session, msg: p.Resign) -> Awaitable[None]:
+    return _play(session, msg.gid, msg.id, None, "")
 
 
 async def handle_get(session: Session, msg: p.Get) -> None:
     app = session.app
     live = await app.cache.get(msg.gid, fresh=True) if app.store.game_keys(msg.gid) else None
     if live is None or live.record.player != session.player:
-        await session.error(p.NOT_FOUND, "no such game", msg.id)
+        session.error(p.NOT_FOUND, "no such game", msg.id)
         return
-    await session.send(live.state(app.clock.now_ms(), msg.id))
+    session.send(live.state(app.clock.now_ms(), msg.id))
 
 
 async def _play(session: Session, gid: str, re: int | None, n: int | None, move: str) -> None:
     """A move (`n` given) or a resignation (`n` None) on one of the player's games."""
-    app, player = session.app, session.player
+    app = session.app
     if app.store.game_keys(gid) is None:
-        await session.error(p.NOT_FOUND, "no such game", re)
+        session.error(p.NOT_FOUND, "no such game", re)
         return
-    async with app.cache.lock(gid):
+    cache = app.cache
+    waiter = cache.claim(gid)
+    if waiter is not None:
+        await cache.wait_turn(gid, waiter)
+    try:
         for _ in range(4):
-            live = await app.cache.get(gid)
-            if live is not None and n is not None and n != len(live.move_list):
-                # Our copy may be behind (a move made through another process): reread it.
-                live = await app.cache.get(gid, fresh=True)
-            if live is None or live.record.player != player:
-                await session.error(p.NOT_FOUND, "no such game", re)
+            if await _play_once(session, gid, re, n, move):
                 return
-            now_us = app.clock.now_us()
-            now = now_us // 1000
-            decision = (
-                decide_move(live, n, move, now_us) if n is not None else decide_resign(live, now_us)
-            )
-            if isinstance(decision, Retransmission):
-                fresh = await app.cache.get(gid, fresh=True)
-                assert fresh is not None
-                await session.send(fresh.state(app.clock.now_ms(), re))
-                return
-            if isinstance(decision, Refusal):
-                app.metrics.moves_rejected.labels(decision.code).inc()
-                await session.error(decision.code, decision.msg, re)
-                if decision.time_up:
-                    await app.game_time_up(live.record)
-                return
-            # The decision is made on `live` (a move is already played on its game): until the
-            # store has it, it runs ahead of the store, so it stays out of the cache meanwhile.
-            app.cache.evict(gid)
-            # Written only over the game it was decided on (a resignation too): a copy cached
-            # here may be stale if another connection of the player moved through another
-            # instance, and writing its record would undo those moves.
-            expect_n = len(live.move_list)
-            if isinstance(decision, Applied):
-                live.record = decision.record
-                live.move_list.append(move)
-            else:
-                live.record = decision
-            record = live.record
-            state = live.state(now)
-            events = [Event(to=[player], frames=[p.encode(state)], skip=session.uid)]
-            if record.kind == "race":
-                seats = await app.race_players(record.race)
-                events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
-            try:
-                outcome = await app.store.write_game(
-                    record, move, expect_n, now, encode_events(events)
-                )
-            except StoreUnavailable as exc:
-                log.warning("game %s of player %s: store failed: %s", gid, player, exc)
-                await session.error(p.UNAVAILABLE, "the store is unavailable; resend", re)
-                return
-            if outcome.status == 1:
-                app.cache.adopt(live)
-                if move:
-                    app.metrics.moves_accepted.inc()
-                    if log.isEnabledFor(logging.DEBUG):
-                        log.debug(
-                            "game %s (race %s): player %s move %d %s (score %d)",
-                            gid, record.race or "-", player, len(live.move_list), move,
-                            record.score,
-                        )  # fmt: skip
-                else:
-                    log.info("game %s: player %s resigned", gid, player)
-                state.re = re
-                if record.finished and record.kind == "daily":
-                    # Ranked before its final state goes out: whoever sees that state may ask
-                    # for the board next and must find the attempt on it.
-                    await app.game_finished(record)
-                await session.send(state)
-                await app.hub.deliver(events)
-                if record.finished and record.kind != "daily":
-                    await app.game_finished(record)
-                return
-            # The stored game moved on (another process, or its race closed): decide again.
-            if outcome.status == -1:
-                await session.error(p.NOT_FOUND, "no such game", re)
-                return
-    await session.error(p.UNAVAILABLE, "the game kept changing; resend", re)
+        session.error(p.UNAVAILABLE, "the game kept changing; resend", re)
+    finally:
+        cache.release(gid)
+
+
+async def _play_once(session: Session, gid: str, re: int | None, n: int | None, move: str) -> bool:
+    """One attempt, on the game's turn; False if the stored game moved on meanwhile."""
+    app, player, cache = session.app, session.player, session.app.cache
+    live = cache.peek(gid)
+    if live is None or (n is not None and n != len(live.move_list)):
+        # Not cached, or our copy may be behind (a move made through another process).
+        live = await cache.get(gid, fresh=True)
+    if live is None or live.record.player != player:
+        session.error(p.NOT_FOUND, "no such game", re)
+        return True
+    now_us = app.clock.now_us()
+    now = now_us // 1000
+    decision = decide_move(live, n, move, now_us) if n is not None else decide_resign(live, now_us)
+    if isinstance(decision, Retransmission):
+        fresh = await cache.get(gid, fresh=True)
+        assert fresh is not None
+        session.send(fresh.state(app.clock.now_ms(), re))
+        return True
+    if isinstance(decision, Refusal):
+        app.metrics.moves_rejected.labels(decision.code).inc()
+        session.error(decision.code, decision.msg, re)
+        if decision.time_up:
+            await app.game_time_up(live.record)
+        return True
+    # The decision is made on `live` (a move is already played on its game): until the
+    # store has it, it runs ahead of the store, so it stays out of the cache meanwhile.
+    cache.evict(gid)
+    # Written only over the game it was decided on (a resignation too): a copy cached
+    # here may be stale if another connection of the player moved through another
+    # instance, and writing its record would undo those moves.
+    expect_n = len(live.move_list)
+    if isinstance(decision, Applied):
+        live.record = decision.record
+        live.move_list.append(move)
+    else:
+        live.record = decision
+    record = live.record
+    state = live.state(now)
+    events = [Event(to=[player], frames=[p.encode(state)], skip=session.uid)]
+    if record.kind == "race":
+        seats = app.known_race_players(record.race) or await app.race_players(record.race)
+        events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
+    try:
+        outcome = await app.store.write_game(record, move, expect_n, now, encode_events(events))
+    except StoreUnavailable as exc:
+        log.warning("game %s of player %s: store failed: %s", gid, player, exc)
+        session.error(p.UNAVAILABLE, "the store is unavailable; resend", re)
+        return True
+    if outcome.status == 1:
+        cache.adopt(live)
+        if move:
+            app.metrics.moves_accepted.inc()
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "game %s (race %s): player %s move %d %s (score %d)",
+                    gid, record.race or "-", player, len(live.move_list), move, record.score,
+                )  # fmt: skip
+        else:
+            log.info("game %s: player %s resigned", gid, player)
+        state.re = re
+        if record.finished and record.kind == "daily":
+            # Ranked before its final state goes out: whoever sees that state may ask
+            # for the board next and must find the attempt on it.
+            await app.game_finished(record)
+        session.send(state)
+        app.hub.deliver(events)
+        if record.finished and record.kind != "daily":
+            await app.game_finished(record)
+        return True
+    if outcome.status == -1:
+        session.error(p.NOT_FOUND, "no such game", re)
+        return True
+    return False  # the stored game moved on (another process, or its race closed)
 
 
 # Bots (server/bots.py) play through exactly this path.

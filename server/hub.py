@@ -12,7 +12,7 @@ class Receiver(Protocol):
     uid: str
     player: str | None
 
-    async def send_frames(self, frames: Iterable[bytes]) -> None: ...
+    def send_frames(self, frames: Iterable[bytes]) -> None: ...
 
 
 class Hub:
@@ -38,9 +38,9 @@ class Hub:
     def __len__(self) -> int:
         return sum(len(g) for g in self._by_player.values())
 
-    async def deliver(self, events: list[Event]) -> None:
+    def deliver(self, events: list[Event]) -> None:
         for event in events:
             for player in event.to:
                 for session in self.sessions(player):
                     if session.uid != event.skip:
-                        await session.send_frames(event.frames)
+                        session.send_frames(event.frames)

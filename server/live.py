@@ -8,8 +8,10 @@ rereads the record before answering from memory.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator
 from typing import Any
 
 from server.games import LiveGame
@@ -22,7 +24,7 @@ class LiveGames:
         self._store = store
         self._size = size
         self._items: OrderedDict[str, LiveGame] = OrderedDict()
-        self._locks: dict[str, list[Any]] = {}  # gid -> [lock, users]
+        self._turns: dict[str, deque[asyncio.Future[None]]] = {}  # gid -> waiters
 
     async def get(self, gid: str, *, fresh: bool = False) -> LiveGame | None:
         cached = self._items.get(gid)
@@ -56,31 +58,52 @@ class LiveGames:
         while len(self._items) > self._size:
             self._items.popitem(last=False)
 
-    def lock(self, gid: str) -> _GameLock:
-        """Serialises the requests of this process on one game (the store guards the rest)."""
-        return _GameLock(self._locks, gid)
+    def peek(self, gid: str) -> LiveGame | None:
+        """The cached game as it is, without asking the store; None if not cached."""
+        live = self._items.get(gid)
+        if live is not None:
+            self._items.move_to_end(gid)
+        return live
 
+    # Requests of this process on one game take turns (the store guards the rest). The
+    # hot path (a move on a game nobody else is using) claims its turn without awaiting.
 
-class _GameLock:
-    """`async with`: one request at a time per game; the entry lives while anyone uses it."""
+    def claim(self, gid: str) -> asyncio.Future[None] | None:
+        """Takes the game's turn: None if it is ours now, else a future to pass to
+        `wait_turn`. Every claim ends with `release`."""
+        waiters = self._turns.get(gid)
+        if waiters is None:
+            self._turns[gid] = deque()
+            return None
+        waiter = asyncio.get_running_loop().create_future()
+        waiters.append(waiter)
+        return waiter
 
-    __slots__ = ("_entry", "_gid", "_locks")
+    async def wait_turn(self, gid: str, waiter: asyncio.Future[None]) -> None:
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release(gid)  # the turn was handed to us just as we were cancelled
+            raise
 
-    def __init__(self, locks: dict[str, list[Any]], gid: str) -> None:
-        self._locks, self._gid = locks, gid
-        self._entry: list[Any] = []
+    def release(self, gid: str) -> None:
+        """Ends a turn: hands the game to the next waiter, if any."""
+        waiters = self._turns[gid]
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():  # a cancelled waiter is done
+                waiter.set_result(None)
+                return
+        del self._turns[gid]
 
-    async def __aenter__(self) -> None:
-        entry = self._locks.get(self._gid)
-        if entry is None:
-            entry = self._locks[self._gid] = [asyncio.Lock(), 0]
-        entry[1] += 1
-        self._entry = entry
-        await entry[0].acquire()
-
-    async def __aexit__(self, *exc: object) -> None:
-        entry = self._entry
-        entry[0].release()
-        entry[1] -= 1
-        if entry[1] == 0:
-            del self._locks[self._gid]
+    @contextlib.asynccontextmanager
+    async def lock(self, gid: str) -> AsyncIterator[None]:
+        """`async with`: a turn on the game, for requests other than moves."""
+        waiter = self.claim(gid)
+        if waiter is not None:
+            await self.wait_turn(gid, waiter)
+        try:
+            yield
+        finally:
+            self.release(gid)

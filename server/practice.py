@@ -106,9 +106,9 @@ async def handle_practice(session: Session, msg: p.Practice) -> None:
     log.info("practice game %s: player %s, %s seed %d", gid, player, msg.game, seed)
     live = await app.cache.get(gid, fresh=True)
     if live is None:
-        await session.error(p.UNAVAILABLE, "the practice game could not be loaded", msg.id)
+        session.error(p.UNAVAILABLE, "the practice game could not be loaded", msg.id)
         return
-    await session.send(live.state(now, msg.id))
+    session.send(live.state(now, msg.id))
 
 
 async def _expire_older(session: Session, keep: str) -> None:
@@ -131,10 +131,10 @@ async def _practice_game(session: Session, gid: str, re: int | None, what: str) 
     app = session.app
     live = await app.cache.get(gid, fresh=True) if app.store.game_keys(gid) else None
     if live is None or live.record.player != session.player:
-        await session.error(p.NOT_FOUND, "no such game", re)
+        session.error(p.NOT_FOUND, "no such game", re)
         return None
     if live.record.kind != "practice":
-        await session.error(p.BAD_REQUEST, RANKED.format(what=what), re)
+        session.error(p.BAD_REQUEST, RANKED.format(what=what), re)
         return None
     return live
 
@@ -147,10 +147,10 @@ async def handle_undo(session: Session, msg: p.Undo) -> None:
             return
         rec = live.record
         if rec.resigned:
-            await session.error(p.ILLEGAL_MOVE, "this game was resigned", msg.id)
+            session.error(p.ILLEGAL_MOVE, "this game was resigned", msg.id)
             return
         if not live.move_list:
-            await session.error(p.ILLEGAL_MOVE, "no move to undo", msg.id)
+            session.error(p.ILLEGAL_MOVE, "no move to undo", msg.id)
             return
         moves = live.move_list[:-1]
         game = engine.replay(rec.game, rec.seed, moves)
@@ -176,12 +176,12 @@ async def handle_undo(session: Session, msg: p.Undo) -> None:
         )  # fmt: skip
         app.cache.evict(gid)
         if int(status) != 1:
-            await session.error(p.UNAVAILABLE, "the game changed meanwhile; try again", msg.id)
+            session.error(p.UNAVAILABLE, "the game changed meanwhile; try again", msg.id)
             return
         log.debug("practice game %s: move %d undone", gid, len(live.move_list))
         state.re = msg.id
-        await session.send(state)
-        await app.hub.deliver(events)
+        session.send(state)
+        app.hub.deliver(events)
 
 
 async def handle_hint(session: Session, msg: p.Hint) -> None:
@@ -191,7 +191,7 @@ async def handle_hint(session: Session, msg: p.Hint) -> None:
         return
     rec = live.record
     if rec.finished:
-        await session.error(p.ILLEGAL_MOVE, "this game is finished", msg.id)
+        session.error(p.ILLEGAL_MOVE, "this game is finished", msg.id)
         return
     moves = list(live.move_list)
     try:
@@ -199,9 +199,7 @@ async def handle_hint(session: Session, msg: p.Hint) -> None:
             solver_pool.hint, rec.game, rec.seed, moves, app.config.hint_budget_s
         )
     except SolverBusy:
-        await session.error(p.UNAVAILABLE, "the solver is busy; ask again shortly", msg.id)
+        session.error(p.UNAVAILABLE, "the solver is busy; ask again shortly", msg.id)
         return
     log.debug("practice game %s: hint at move %d: %s (%s)", rec.gid, len(moves), move, verdict)
-    await session.send(
-        p.HintReply(re=msg.id, gid=rec.gid, n=len(moves), move=move, verdict=verdict)
-    )
+    session.send(p.HintReply(re=msg.id, gid=rec.gid, n=len(moves), move=move, verdict=verdict))

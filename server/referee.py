@@ -55,7 +55,7 @@ async def close_if_due(app: App, code: str) -> Outcome:
                 "all seats done" if races.is_complete(records) else "time limit",
                 ", ".join(f"{s.rank}. {s.player} {s.score}" for s in result.standings),
             )
-            await app.hub.deliver(events)
+            app.hub.deliver(events)
             await store.unindex(code, deadline)
             return Outcome.CLOSED
         if status == 0:

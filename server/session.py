@@ -1,7 +1,9 @@
 """One WebSocket connection: greeting, rate limits, decoding, dispatch, sending.
 
-Each connection runs in its own task (websockets' handler task); requests of
-one connection are handled one at a time, in order.
+Messages arrive in the connection's inbox (server/connection.py); a worker task,
+started when one arrives and gone when the inbox is empty, handles them one at a
+time, in order. Sending never waits: frames are queued and written once per turn
+of the event loop.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from redis.exceptions import RedisError
-from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State as WsState
 
 from server import protocol as p
+from server.connection import InboxConnection
 from server.handlers import handle_hello
 from server.ratelimit import FloodGuard, TokenBucket
 from server.store import StoreUnavailable
@@ -36,16 +38,19 @@ class _Closed(Exception):
 
 
 class Session:
-    def __init__(self, app: App, ws: ServerConnection) -> None:
+    def __init__(self, app: App, ws: InboxConnection) -> None:
         self.app = app
         self.ws = ws
         self.uid = f"{app.instance}.{next(_ids)}"
         self.player: str | None = None
         self.name: str | None = None
+        self.welcomed = False
         cfg = app.config
         self.bucket = TokenBucket(cfg.rate, cfg.burst)
         self.flood = FloodGuard(cfg.flood_limit, cfg.flood_window_s)
         self.busy = False
+        self._loop = asyncio.get_running_loop()
+        self._worker: asyncio.Task[None] | None = None
         self._outbox: list[bytes] = []
         self._flush_scheduled = False
 
@@ -55,96 +60,107 @@ class Session:
     # ------------------------------------------------------------ life
 
     async def run(self) -> None:
-        app = self.app
+        """Serves the connection until it closes (websockets' handler for it)."""
+        app, ws = self.app, self.ws
         app.sessions.add(self)
         app.metrics.connections.inc()
         app.metrics.connections_opened.inc()
+        timer = self._loop.call_later(app.config.hello_timeout_s, self._hello_overdue)
+        ws.on_message = self._wake
+        self._wake()  # messages that arrived before this handler ran
         try:
-            if await self._greet():
-                await self._serve()
-        except (ConnectionClosed, _Closed):
-            pass
+            await ws.wait_closed()
+            worker = self._worker
+            if worker is not None:
+                # A request under way still finishes: its move is stored even if nobody
+                # is left to hear the reply.
+                await asyncio.shield(worker)
         finally:
+            timer.cancel()
+            ws.on_message = None
+            ws.inbox.clear()
             app.hub.remove(self)
             app.sessions.discard(self)
             app.metrics.connections.dec()
             if self.player:
                 log.debug("player %s disconnected (%s)", self.player, self.uid)
 
-    async def _greet(self) -> bool:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.app.config.hello_timeout_s
-        while True:
-            try:
-                async with asyncio.timeout_at(deadline):
-                    frame = await self.ws.recv()
-            except TimeoutError:
-                await self.close(p.CLOSE_POLICY, "no hello in time")
-                return False
-            if not await self._admit(frame):
-                continue
-            if isinstance(frame, str):
-                await self.close(p.CLOSE_POLICY, "the first message must be a binary hello")
-                return False
-            request = self.app.decoder.decode(frame)
-            if isinstance(request, p.BadFrame):
-                if request.t == "hello":
-                    await self.error(p.BAD_REQUEST, request.msg, request.re)
-                    continue
-                await self.close(p.CLOSE_POLICY, "the first message must be hello")
-                return False
-            if not isinstance(request, p.Hello):
-                await self.close(p.CLOSE_POLICY, "the first message must be hello")
-                return False
-            if await self._dispatch(request, greeting=True):
-                return True
+    def _wake(self) -> None:
+        """A message is in the inbox: start the worker unless it is running."""
+        if self._worker is None:
+            self._worker = self._loop.create_task(self._work())
 
-    async def _serve(self) -> None:
-        async for frame in self.ws:
-            if not await self._admit(frame):
-                continue
-            if isinstance(frame, str):
-                await self.error(p.BAD_REQUEST, "text frames are not accepted: send msgpack", None)
-                continue
-            request = self.app.decoder.decode(frame)
-            if isinstance(request, p.BadFrame):
-                await self.error(p.BAD_REQUEST, request.msg, request.re)
-                continue
-            await self._dispatch(request)
+    async def _work(self) -> None:
+        """Handles the inbox's messages one at a time, in order, until it is empty."""
+        ws = self.ws
+        try:
+            while (frame := ws.take()) is not None:
+                await self._handle(frame)
+        except (ConnectionClosed, _Closed):
+            ws.inbox.clear()
+        finally:
+            self._worker = None
 
-    async def _admit(self, frame: str | bytes) -> bool:
-        """Applies the rate limit; False if the message is dropped."""
-        now = asyncio.get_running_loop().time()
+    def _hello_overdue(self) -> None:
+        if not self.welcomed:
+            self.app.spawn(self.close(p.CLOSE_POLICY, "no hello in time"))
+
+    async def _handle(self, frame: bytes | str) -> None:
+        if not self._admit(frame):
+            return
+        if isinstance(frame, str):
+            if not self.welcomed:
+                await self._refuse("the first message must be a binary hello")
+            self.error(p.BAD_REQUEST, "text frames are not accepted: send msgpack", None)
+            return
+        request = self.app.decoder.decode(frame)
+        if self.welcomed:
+            if isinstance(request, p.BadFrame):
+                self.error(p.BAD_REQUEST, request.msg, request.re)
+            else:
+                await self._dispatch(request)
+            return
+        if isinstance(request, p.BadFrame) and request.t == "hello":
+            self.error(p.BAD_REQUEST, request.msg, request.re)  # it may say hello again
+            return
+        if not isinstance(request, p.Hello):
+            await self._refuse("the first message must be hello")
+        self.welcomed = await self._dispatch(request, greeting=True)
+
+    async def _refuse(self, reason: str) -> None:
+        await self.close(p.CLOSE_POLICY, reason)
+        raise _Closed
+
+    def _admit(self, frame: bytes | str) -> bool:
+        """Applies the rate limit; False if the message is dropped (with its error sent)."""
+        now = self._loop.time()
         flooding = self.flood.flooding(now)
         if self.bucket.allow(now):
             return True
         if flooding:
             log.warning("connection %s (player %s) keeps flooding: closed", self.uid, self.player)
-            await self.close(p.CLOSE_POLICY, "too many messages")
+            self.app.spawn(self.close(p.CLOSE_POLICY, "too many messages"))
             raise _Closed
-        re = None
-        if isinstance(frame, bytes):
-            bad = self.app.decoder.decode_id(frame)
-            re = bad
-        await self.error(p.RATE_LIMITED, "too many messages; slow down", re)
+        re = self.app.decoder.decode_id(frame) if isinstance(frame, bytes) else None
+        self.error(p.RATE_LIMITED, "too many messages; slow down", re)
         return False
 
     async def _dispatch(self, request: p.Request, *, greeting: bool = False) -> bool:
         app = self.app
         if app.draining:
-            await self.error(p.UNAVAILABLE, "the server is shutting down; reconnect", request.id)
+            self.error(p.UNAVAILABLE, "the server is shutting down; reconnect", request.id)
             return False
         self.busy = True
         try:
             if isinstance(request, p.Hello):
                 if not greeting:
-                    await self.error(p.BAD_REQUEST, "hello was already said", request.id)
+                    self.error(p.BAD_REQUEST, "hello was already said", request.id)
                     return False
                 return await handle_hello(self, request)
             handler = app.handlers.get(type(request))
             if handler is None:
                 tag = type(request).__struct_config__.tag
-                await self.error(p.BAD_REQUEST, f"{tag!r} is not served here", request.id)
+                self.error(p.BAD_REQUEST, f"{tag!r} is not served here", request.id)
                 return False
             await handler(self, request)
             return True
@@ -152,26 +168,23 @@ class Session:
             raise
         except (StoreUnavailable, RedisError) as exc:
             log.warning("player %s: store unavailable: %s", self.player, exc)
-            await self.error(p.UNAVAILABLE, "the store is unavailable; try again", request.id)
+            self.error(p.UNAVAILABLE, "the store is unavailable; try again", request.id)
         except Exception:
             log.exception("player %s: %s failed", self.player, type(request).__name__)
-            await self.error(p.INTERNAL, "internal error", request.id)
+            self.error(p.INTERNAL, "internal error", request.id)
         finally:
             self.busy = False
         return False
 
     # ------------------------------------------------------------ sending
 
-    async def send(self, message: p.Message) -> None:
-        await self.send_frames((p.encode(message),))
+    def send(self, message: p.Message) -> None:
+        self.send_frames((p.encode(message),))
 
-    async def error(self, code: str, msg: str, re: int | None) -> None:
-        await self.send(p.Error(re=re, code=code, msg=msg))
+    def error(self, code: str, msg: str, re: int | None) -> None:
+        self.send(p.Error(re=re, code=code, msg=msg))
 
-    async def send_frames(self, frames: Iterable[bytes]) -> None:
-        self.push(frames)
-
-    def push(self, frames: Iterable[bytes]) -> None:
+    def send_frames(self, frames: Iterable[bytes]) -> None:
         """Queue frames; everything queued during one turn of the event loop leaves in one write.
 
         Never waits: a reply and the events that follow it (a move's `state` and its
@@ -188,7 +201,7 @@ class Session:
         self._outbox.extend(frames)
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
+            self._loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flush_scheduled = False

@@ -15,7 +15,7 @@ import logging
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import hiredis
 import msgspec
@@ -90,8 +90,7 @@ def new_player_id() -> str:
     return secrets.token_hex(8)
 
 
-@dataclass(frozen=True)
-class MoveOutcome:
+class MoveOutcome(NamedTuple):
     status: int  # 1 applied, 0 n mismatch, -1 no game, -2 finished, -3 time up
     n: int
 
@@ -150,7 +149,7 @@ class GroupCommit:
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="group-commit")
 
-    async def submit(
+    def submit(
         self,
         keys: list[str],
         expect_n: int,
@@ -158,13 +157,16 @@ class GroupCommit:
         now_ms: int,
         fields: dict[str, str],
         payload: bytes,
-    ) -> MoveOutcome:
-        if self._closing:
-            raise StoreUnavailable("the server is shutting down")
+    ) -> asyncio.Future[MoveOutcome]:
+        """Queues a write; the future completes once it is in Redis (or fails with
+        StoreUnavailable). A plain function: the move path awaits one future, no more."""
         fut: asyncio.Future[MoveOutcome] = asyncio.get_running_loop().create_future()
+        if self._closing:
+            fut.set_exception(StoreUnavailable("the server is shutting down"))
+            return fut
         self._pending.append(Write(keys, expect_n, move, now_ms, fields, payload, fut))
         self._wake.set()
-        return await fut
+        return fut
 
     async def close(self) -> None:
         """Write everything already submitted, then stop."""
@@ -421,14 +423,14 @@ class Store:
             await self.redis.hset(keys.meta, mapping=record.to_redis())
         return bool(created)
 
-    async def write_game(
+    def write_game(
         self,
         record: GameRecord,
         move: str,
         expect_n: int,
         now_ms: int,
         payload: bytes,
-    ) -> MoveOutcome:
+    ) -> asyncio.Future[MoveOutcome]:
         """Append `move` (or '' for none) and store `record`, atomically, in a group commit.
 
         Applied only if the stored move count is `expect_n` (-1: any) and the game
@@ -440,7 +442,7 @@ class Store:
         key_list = [keys.meta, keys.moves, keys.interest]
         if record.kind == "race":
             key_list.append(self.keys.race_meta(record.race))
-        return await self.commit.submit(
+        return self.commit.submit(
             key_list, expect_n, move, now_ms, record.changing_fields(), payload
         )
 
