@@ -206,13 +206,8 @@ class Session:
     def _flush(self) -> None:
         self._flush_scheduled = False
         frames, self._outbox = self._outbox, []
-        protocol = self.ws.protocol
-        if not frames or protocol.state is not WsState.OPEN:
-            return
-        # websockets' Sans-I/O layer frames the messages; we hand the bytes to the transport.
-        for frame in frames:
-            protocol.send_binary(frame)
-        self.ws.transport.write(b"".join(protocol.data_to_send()))
+        if frames:
+            self.ws.write_binaries(frames)
 
     async def close(self, code: int, reason: str) -> None:
         with contextlib.suppress(ConnectionClosed):

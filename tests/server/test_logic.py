@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import msgspec
+import pytest
 from redis.crc import key_slot
+from websockets.frames import Frame, Opcode
 
 from server import protocol as p
+from server.connection import binary_frame_header
 from server.games import GameRecord
 from server.keys import Keys, daily_gid, race_gid
 from server.races import Race, close_records, normalise_code, result
@@ -116,3 +119,12 @@ def test_seats_tied_within_one_millisecond_are_listed_in_the_order_they_finished
     ]
     standings = result(race, games).standings
     assert [(s.rank, s.player) for s in standings] == [(1, "b"), (1, "a")]
+
+
+@pytest.mark.parametrize("length", [0, 1, 125, 126, 127, 65535, 65536, 70000])
+def test_binary_frame_header_is_the_one_websockets_writes(length):
+    # The server frames its sends itself (server/connection.py); websockets' own
+    # serializer is the reference for every length encoding (7-bit, 16-bit, 64-bit).
+    payload = bytes(range(256)) * (length // 256) + bytes(length % 256)
+    expected = Frame(Opcode.BINARY, payload).serialize(mask=False)
+    assert binary_frame_header(length) + payload == expected
