@@ -297,9 +297,9 @@ async def drive(bot, url: str, players: int, seconds: float, warmup: float, seqs
     async def cpu_marks() -> tuple[float, float, float, float]:
         await asyncio.wait_for(window.opened.wait(), timeout=120)
         await asyncio.sleep(max(0.0, window.start - time.perf_counter()))
-        server0, client0 = cpu_s(pid), cpu_s(os.getpid())
+        server0, client0 = cpu_s(pid), time.process_time()
         await asyncio.sleep(max(0.0, window.end - time.perf_counter()))
-        return server0, client0, cpu_s(pid), cpu_s(os.getpid())
+        return server0, client0, cpu_s(pid), time.process_time()
 
     marks = asyncio.create_task(cpu_marks())
     await asyncio.gather(*(bot(url, seqs, i, window, load) for i in range(players)))

@@ -120,6 +120,9 @@ class App:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
+        # Races whose time ran out while no server was up are closed before anyone connects,
+        # so that nobody is welcomed back into a race that is over.
+        await self._reap(full=True)
         async with serve(
             self._handle,
             cfg.host,
@@ -191,24 +194,28 @@ class App:
         """Closes races past their deadline (and complete ones a crash left open)."""
         cfg = self.config
         loop = asyncio.get_running_loop()
-        last_full = -cfg.reaper_full_scan_s
+        last_full = loop.time()  # run() made a full pass before serving
         while not self._stop.is_set():  # the stop event too: see the cancellation in run()
+            await asyncio.sleep(cfg.reaper_interval_s)
             try:
                 full = loop.time() - last_full >= cfg.reaper_full_scan_s
                 if full:
                     last_full = loop.time()
-                now = self.clock.now_ms()
-                entries = await self.store.running(None if full else now)
-                for code, deadline in entries:
-                    outcome = await close_if_due(self, code)
-                    if outcome is Outcome.NOT_RUNNING and deadline <= now:
-                        await self.store.unindex(code, deadline)
-                if full:
-                    self.metrics.races_running.set(len(entries))
-                if self.daily is not None:
-                    await self.daily.sweep(now, self.instance)
+                await self._reap(full)
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("reaper: pass failed; will retry")
-            await asyncio.sleep(cfg.reaper_interval_s)
+
+    async def _reap(self, full: bool) -> None:
+        """One pass: races past their deadline, or (`full`) every running race."""
+        now = self.clock.now_ms()
+        entries = await self.store.running(None if full else now)
+        for code, deadline in entries:
+            outcome = await close_if_due(self, code)
+            if outcome is Outcome.NOT_RUNNING and deadline <= now:
+                await self.store.unindex(code, deadline)
+        if full:
+            self.metrics.races_running.set(len(entries))
+        if self.daily is not None:
+            await self.daily.sweep(now, self.instance)

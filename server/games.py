@@ -7,7 +7,9 @@ functions what to do, store what they say, and send what they return.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+import msgspec
 
 import engine
 from server import protocol as p
@@ -128,7 +130,7 @@ class LiveGame:
             kind=rec.kind if rec.kind in ("race", "practice") else "daily",
             game=rec.game,
             n=len(self.move_list),
-            view=self.game.view(),
+            view=msgspec.Raw(p.encode_value(self.game.view())),
             score=rec.score,
             won=rec.won,
             over=rec.over,
@@ -162,15 +164,17 @@ class Retransmission:
     """The move was applied before: answer with the current state, apply nothing."""
 
 
-@dataclass(frozen=True)
-class Refusal:
+# Decisions are named tuples: one is made per move, and a frozen dataclass costs a
+# setattr call per field to build.
+
+
+class Refusal(NamedTuple):
     code: str
     msg: str
     time_up: bool = False  # the game's time limit has passed: its race should be closed
 
 
-@dataclass(frozen=True)
-class Applied:
+class Applied(NamedTuple):
     """The move is legal and was played on the game: `record` is the game's record after it
     (store it, then reply)."""
 

@@ -21,6 +21,7 @@ from server.bus import Event, encode_events
 from server.games import (
     Applied,
     GameRecord,
+    LiveGame,
     Refusal,
     Retransmission,
     decide_move,
@@ -31,6 +32,7 @@ from server.referee import close_if_due
 from server.store import StoreUnavailable
 
 if TYPE_CHECKING:
+    from server.app import App
     from server.session import Session
 
 log = logging.getLogger(__name__)
@@ -319,7 +321,7 @@ async def handle_get(session: Session, msg: p.Get) -> None:
 
 async def _play(session: Session, gid: str, re: int | None, n: int | None, move: str) -> None:
     """A move (`n` given) or a resignation (`n` None) on one of the player's games."""
-    app = session.app
+    app, player = session.app, session.player
     if app.store.game_keys(gid) is None:
         session.error(p.NOT_FOUND, "no such game", re)
         return
@@ -328,87 +330,90 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
     if waiter is not None:
         await cache.wait_turn(gid, waiter)
     try:
-        for _ in range(4):
-            if await _play_once(session, gid, re, n, move):
+        for _ in range(4):  # again only if the stored game moved on meanwhile
+            live = cache.peek(gid)
+            if live is None or (n is not None and n != len(live.move_list)):
+                # Not cached, or our copy may be behind (a move made through another process).
+                live = await cache.get(gid, fresh=True)
+            if live is None or live.record.player != player:
+                session.error(p.NOT_FOUND, "no such game", re)
+                return
+            now_us = app.clock.now_us()
+            now = now_us // 1000
+            decision = (
+                decide_move(live, n, move, now_us) if n is not None else decide_resign(live, now_us)
+            )
+            if isinstance(decision, Retransmission):
+                fresh = await cache.get(gid, fresh=True)
+                assert fresh is not None
+                session.send(fresh.state(app.clock.now_ms(), re))
+                return
+            if isinstance(decision, Refusal):
+                app.metrics.moves_rejected.labels(decision.code).inc()
+                session.error(decision.code, decision.msg, re)
+                if decision.time_up:
+                    await app.game_time_up(live.record)
+                return
+            # The decision is made on `live` (a move is already played on its game): until the
+            # store has it, it runs ahead of the store, so it stays out of the cache meanwhile.
+            cache.evict(gid)
+            # Written only over the game it was decided on (a resignation too): a copy cached
+            # here may be stale if another connection of the player moved through another
+            # instance, and writing its record would undo those moves.
+            expect_n = len(live.move_list)
+            if isinstance(decision, Applied):
+                live.record = decision.record
+                live.move_list.append(move)
+            else:
+                live.record = decision
+            record = live.record
+            state = live.state(now)
+            events = [Event(to=[player], frames=[p.encode(state)], skip=session.uid)]
+            if record.kind == "race":
+                seats = app.known_race_players(record.race) or await app.race_players(record.race)
+                events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
+            try:
+                outcome = await app.store.write_game(
+                    record, move, expect_n, now, encode_events(events)
+                )
+            except StoreUnavailable as exc:
+                log.warning("game %s of player %s: store failed: %s", gid, player, exc)
+                session.error(p.UNAVAILABLE, "the store is unavailable; resend", re)
+                return
+            if outcome.status == 1:
+                _stored(app, live, move)
+                if record.finished and record.kind == "daily":
+                    # Ranked before its final state goes out: whoever sees that state may ask
+                    # for the board next and must find the attempt on it.
+                    await app.game_finished(record)
+                state.re = re
+                session.send(state)
+                app.hub.deliver(events)
+                if record.finished and record.kind != "daily":
+                    await app.game_finished(record)
+                return
+            if outcome.status == -1:
+                session.error(p.NOT_FOUND, "no such game", re)
                 return
         session.error(p.UNAVAILABLE, "the game kept changing; resend", re)
     finally:
         cache.release(gid)
 
 
-async def _play_once(session: Session, gid: str, re: int | None, n: int | None, move: str) -> bool:
-    """One attempt, on the game's turn; False if the stored game moved on meanwhile."""
-    app, player, cache = session.app, session.player, session.app.cache
-    live = cache.peek(gid)
-    if live is None or (n is not None and n != len(live.move_list)):
-        # Not cached, or our copy may be behind (a move made through another process).
-        live = await cache.get(gid, fresh=True)
-    if live is None or live.record.player != player:
-        session.error(p.NOT_FOUND, "no such game", re)
-        return True
-    now_us = app.clock.now_us()
-    now = now_us // 1000
-    decision = decide_move(live, n, move, now_us) if n is not None else decide_resign(live, now_us)
-    if isinstance(decision, Retransmission):
-        fresh = await cache.get(gid, fresh=True)
-        assert fresh is not None
-        session.send(fresh.state(app.clock.now_ms(), re))
-        return True
-    if isinstance(decision, Refusal):
-        app.metrics.moves_rejected.labels(decision.code).inc()
-        session.error(decision.code, decision.msg, re)
-        if decision.time_up:
-            await app.game_time_up(live.record)
-        return True
-    # The decision is made on `live` (a move is already played on its game): until the
-    # store has it, it runs ahead of the store, so it stays out of the cache meanwhile.
-    cache.evict(gid)
-    # Written only over the game it was decided on (a resignation too): a copy cached
-    # here may be stale if another connection of the player moved through another
-    # instance, and writing its record would undo those moves.
-    expect_n = len(live.move_list)
-    if isinstance(decision, Applied):
-        live.record = decision.record
-        live.move_list.append(move)
-    else:
-        live.record = decision
+def _stored(app: App, live: LiveGame, move: str) -> None:
+    """The store has the move (or resignation): cache the game as it now is, count, log."""
     record = live.record
-    state = live.state(now)
-    events = [Event(to=[player], frames=[p.encode(state)], skip=session.uid)]
-    if record.kind == "race":
-        seats = app.known_race_players(record.race) or await app.race_players(record.race)
-        events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
-    try:
-        outcome = await app.store.write_game(record, move, expect_n, now, encode_events(events))
-    except StoreUnavailable as exc:
-        log.warning("game %s of player %s: store failed: %s", gid, player, exc)
-        session.error(p.UNAVAILABLE, "the store is unavailable; resend", re)
-        return True
-    if outcome.status == 1:
-        cache.adopt(live)
-        if move:
-            app.metrics.moves_accepted.inc()
-            if log.isEnabledFor(logging.DEBUG):
-                log.debug(
-                    "game %s (race %s): player %s move %d %s (score %d)",
-                    gid, record.race or "-", player, len(live.move_list), move, record.score,
-                )  # fmt: skip
-        else:
-            log.info("game %s: player %s resigned", gid, player)
-        state.re = re
-        if record.finished and record.kind == "daily":
-            # Ranked before its final state goes out: whoever sees that state may ask
-            # for the board next and must find the attempt on it.
-            await app.game_finished(record)
-        session.send(state)
-        app.hub.deliver(events)
-        if record.finished and record.kind != "daily":
-            await app.game_finished(record)
-        return True
-    if outcome.status == -1:
-        session.error(p.NOT_FOUND, "no such game", re)
-        return True
-    return False  # the stored game moved on (another process, or its race closed)
+    app.cache.adopt(live)
+    if move:
+        app.metrics.moves_accepted.inc()
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "game %s (race %s): player %s move %d %s (score %d)",
+                record.gid, record.race or "-", record.player, len(live.move_list), move,
+                record.score,
+            )  # fmt: skip
+    else:
+        log.info("game %s: player %s resigned", record.gid, record.player)
 
 
 # Bots (server/bots.py) play through exactly this path.

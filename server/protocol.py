@@ -269,7 +269,10 @@ class State(Message, tag="state"):
     kind: Literal["race", "daily", "practice"]
     game: str
     n: int
-    view: dict[str, Any]
+    # The engine's public view (a dict), or msgspec.Raw of its msgpack: a move's state is
+    # encoded twice (the reply and the event for the player's other connections), its
+    # view once.
+    view: Any
     score: int
     won: bool
     over: bool
@@ -361,6 +364,11 @@ _encoder = msgspec.msgpack.Encoder()
 
 def encode(message: Message) -> bytes:
     return _encoder.encode(message)
+
+
+def encode_value(value: Any) -> bytes:
+    """msgpack of a plain value (a view), to embed in messages as msgspec.Raw."""
+    return _encoder.encode(value)
 
 
 def with_re(message: Message, re: int | None) -> Message:

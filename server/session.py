@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from redis.exceptions import RedisError
 from websockets.exceptions import ConnectionClosed
@@ -95,7 +95,13 @@ class Session:
         ws = self.ws
         try:
             while (frame := ws.take()) is not None:
-                await self._handle(frame)
+                request = self._request(frame)
+                if request is None:
+                    continue
+                if self.welcomed:
+                    await self._dispatch(request)
+                else:
+                    self.welcomed = await self._dispatch(request, greeting=True)
         except (ConnectionClosed, _Closed):
             ws.inbox.clear()
         finally:
@@ -105,30 +111,28 @@ class Session:
         if not self.welcomed:
             self.app.spawn(self.close(p.CLOSE_POLICY, "no hello in time"))
 
-    async def _handle(self, frame: bytes | str) -> None:
+    def _request(self, frame: bytes | str) -> p.Request | None:
+        """The request in a message, or None if there is none to handle (its error is
+        sent); raises _Closed when the connection must close (the close is under way)."""
         if not self._admit(frame):
-            return
+            return None
         if isinstance(frame, str):
             if not self.welcomed:
-                await self._refuse("the first message must be a binary hello")
+                self._refuse("the first message must be a binary hello")
             self.error(p.BAD_REQUEST, "text frames are not accepted: send msgpack", None)
-            return
+            return None
         request = self.app.decoder.decode(frame)
-        if self.welcomed:
-            if isinstance(request, p.BadFrame):
+        if isinstance(request, p.BadFrame):
+            if self.welcomed or request.t == "hello":  # a bad hello may be said again
                 self.error(p.BAD_REQUEST, request.msg, request.re)
-            else:
-                await self._dispatch(request)
-            return
-        if isinstance(request, p.BadFrame) and request.t == "hello":
-            self.error(p.BAD_REQUEST, request.msg, request.re)  # it may say hello again
-            return
-        if not isinstance(request, p.Hello):
-            await self._refuse("the first message must be hello")
-        self.welcomed = await self._dispatch(request, greeting=True)
+                return None
+            self._refuse("the first message must be hello")
+        if not self.welcomed and not isinstance(request, p.Hello):
+            self._refuse("the first message must be hello")
+        return request
 
-    async def _refuse(self, reason: str) -> None:
-        await self.close(p.CLOSE_POLICY, reason)
+    def _refuse(self, reason: str) -> NoReturn:
+        self.app.spawn(self.close(p.CLOSE_POLICY, reason))
         raise _Closed
 
     def _admit(self, frame: bytes | str) -> bool:
@@ -139,8 +143,7 @@ class Session:
             return True
         if flooding:
             log.warning("connection %s (player %s) keeps flooding: closed", self.uid, self.player)
-            self.app.spawn(self.close(p.CLOSE_POLICY, "too many messages"))
-            raise _Closed
+            self._refuse("too many messages")
         re = self.app.decoder.decode_id(frame) if isinstance(frame, bytes) else None
         self.error(p.RATE_LIMITED, "too many messages; slow down", re)
         return False
