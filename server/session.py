@@ -51,6 +51,7 @@ class Session:
         self.busy = False
         self._loop = asyncio.get_running_loop()
         self._worker: asyncio.Task[None] | None = None
+        self._refused = False  # the connection is closing on our side: read nothing more
         self._outbox: list[bytes] = []
         self._flush_scheduled = False
 
@@ -87,7 +88,9 @@ class Session:
 
     def _wake(self) -> None:
         """A message is in the inbox: start the worker unless it is running."""
-        if self._worker is None:
+        if self._refused:
+            self.ws.inbox.clear()
+        elif self._worker is None:
             self._worker = self._loop.create_task(self._work())
 
     async def _work(self) -> None:
@@ -109,6 +112,7 @@ class Session:
 
     def _hello_overdue(self) -> None:
         if not self.welcomed:
+            self._refused = True
             self.app.spawn(self.close(p.CLOSE_POLICY, "no hello in time"))
 
     def _request(self, frame: bytes | str) -> p.Request | None:
@@ -132,6 +136,7 @@ class Session:
         return request
 
     def _refuse(self, reason: str) -> NoReturn:
+        self._refused = True
         self.app.spawn(self.close(p.CLOSE_POLICY, reason))
         raise _Closed
 
