@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import msgspec
 import pytest
 from redis.crc import key_slot
@@ -11,6 +13,7 @@ from server import protocol as p
 from server.connection import binary_frame_header
 from server.games import GameRecord
 from server.keys import Keys, daily_gid, race_gid
+from server.live import LiveGames
 from server.races import Race, close_records, normalise_code, result
 from server.ratelimit import FloodGuard, TokenBucket
 
@@ -128,3 +131,25 @@ def test_binary_frame_header_is_the_one_websockets_writes(length):
     payload = bytes(range(256)) * (length // 256) + bytes(length % 256)
     expected = Frame(Opcode.BINARY, payload).serialize(mask=False)
     assert binary_frame_header(length) + payload == expected
+
+
+async def test_game_turns_go_in_order_and_skip_cancelled_waiters():
+    cache = LiveGames(store=None, size=10)
+    assert cache.claim("g") is None  # free: ours at once
+    second, third = cache.claim("g"), cache.claim("g")
+    assert second is not None and third is not None
+    cache.release("g")
+    assert second.done() and not third.done()  # handed to the next in line only
+    cache.release("g")
+    assert third.done()
+    cache.release("g")
+    assert cache.claim("g") is None  # nobody left: the game is free again
+    # A waiter cancelled while it waits never gets the turn: the game is not left stuck.
+    waiting = asyncio.create_task(cache.wait_turn("g", cache.claim("g")))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    cache.release("g")
+    assert cache.claim("g") is None
+    cache.release("g")
