@@ -81,10 +81,13 @@ class App:
         if players is None:
             race = await self.store.load_race(code)
             players = race.players() if race is not None else []
-            if len(self._race_players) >= 10_000:
-                self._race_players.clear()
-            self._race_players[code] = players
+            self.remember_race_players(code, players)
         return players
+
+    def remember_race_players(self, code: str, players: list[str]) -> None:
+        if len(self._race_players) >= 10_000:
+            self._race_players.clear()
+        self._race_players[code] = players
 
     async def game_finished(self, record: GameRecord) -> None:
         """A game has just ended (won, over or resigned)."""

@@ -87,7 +87,7 @@ async def seat_bots(app: App, race: races.Race, count: int, strength: str, skip:
             record = race.new_game_record(seat)
             race.seats.append(seat)
             events = [Event(to=race.players(), frames=[p.encode(race.lobby())], skip=skip)]
-            status = await store.join_race(race, record, encode_events(events))
+            status = await store.join_race(race, record, encode_events(events), [])
             if status == 1:
                 app.hub.deliver(events)
                 break

@@ -27,7 +27,6 @@ from server.games import (
     decide_move,
     decide_resign,
 )
-from server.keys import race_gid
 from server.referee import close_if_due
 from server.store import StoreUnavailable
 
@@ -161,11 +160,9 @@ async def handle_create(session: Session, msg: p.Create) -> None:
             seats=[p.Seat(player=player, name=session.name)],
         )
         host_record = race.new_game_record(race.seats[0])
-        # Listed with the player first, so that a crash right after cannot hide the seat.
-        await app.store.add_player_game(player, host_record.gid)
-        await app.store.share_interest(player, race.code)
+        instances = await app.store.seat_player(player, host_record.gid)
         events = [Event(to=[player], frames=[p.encode(race.lobby())], skip=session.uid)]
-        if await app.store.create_race(race, host_record, encode_events(events)):
+        if await app.store.create_race(race, host_record, encode_events(events), instances):
             break
         await app.store.forget_player_games(player, [host_record.gid])
     else:
@@ -213,9 +210,8 @@ async def handle_join(session: Session, msg: p.Join) -> None:
         race.seats.append(seat)
         lobby = race.lobby()
         events = [Event(to=race.players(), frames=[p.encode(lobby)], skip=session.uid)]
-        await app.store.add_player_game(player, record.gid)
-        await app.store.share_interest(player, code)
-        status = await app.store.join_race(race, record, encode_events(events))
+        instances = await app.store.seat_player(player, record.gid)
+        status = await app.store.join_race(race, record, encode_events(events), instances)
         if status == 1:
             log.info("race %s: player %s (%s) joined", code, player, session.name)
             session.send(p.with_re(lobby, msg.id))
@@ -247,47 +243,46 @@ async def handle_start(session: Session, msg: p.StartRace) -> None:
         ends = starts + race.time_limit_s * 1000 if race.time_limit_s else 0
         race.starts_at_ms, race.ends_at_ms = starts, ends
         game = engine.new_game(race.game, race.seed)
-        initial = {
-            "score": str(int(game.score)),
-            "moves": str(int(game.moves)),
-            "won": "1" if game.won else "0",
-            "over": "1" if game.over else "0",
-            "finished": "1" if game.over else "0",
-            "finished_at_ms": str(starts if game.over else 0),
-        }
-        start_frame = p.encode(race.start_message())
-        view = game.view()
-        states = {
-            seat.player: p.State(
-                gid=race_gid(code, seat.player),
-                kind="race",
-                game=race.game,
-                n=0,
-                view=view,
-                score=int(game.score),
-                won=bool(game.won),
-                over=bool(game.over),
-                finished=bool(game.over),
-                elapsed_ms=0,
-                race=code,
+        over = bool(game.over)
+        seats = [
+            LiveGame(
+                race.new_game_record(seat).evolve(
+                    started_at_ms=starts,
+                    ends_at_ms=ends,
+                    score=int(game.score),
+                    moves=int(game.moves),
+                    won=bool(game.won),
+                    over=over,
+                    finished=over,
+                    finished_at_ms=starts if over else 0,
+                    finished_at_us=starts * 1000 if over else 0,
+                ),
+                game,
             )
             for seat in race.seats
-        }
+        ]
+        start_frame = p.encode(race.start_message())
+        states = {live.record.player: live.state(starts) for live in seats}
         events = [
             Event(to=[pl], frames=[start_frame, p.encode(st)], skip=session.uid)
             for pl, st in states.items()
         ]
         # Indexed first: a crash right after the start must not leave the race without a timer.
         await app.store.index_running(code, race.deadline_ms(app.config.untimed_race_max_s))
+        initial = seats[0].record.changing_fields()
         status = await app.store.start_race(race, starts, ends, initial, encode_events(events))
         if status == 1:
             log.info("race %s started by player %s with %d seats", code, player, len(race.seats))
+            # The starter's first move needs neither its game nor the seats from the store.
+            app.cache.adopt(next(live for live in seats if live.record.player == player))
+            app.remember_race_players(code, race.players())
             session.send(p.with_re(race.start_message(), msg.id))
             session.send(states[player])
             app.hub.deliver(events)
-            if game.over:
+            if over:
                 await close_if_due(app, code)
-            await app.bots.race_started(code)
+            if any(bots.is_bot(pl) for pl in race.players()):
+                await app.bots.race_started(code)
             return
         if status < 0:
             session.error(p.NOT_FOUND, f"no race {code}", msg.id)
@@ -405,7 +400,7 @@ def _stored(app: App, live: LiveGame, move: str) -> None:
     record = live.record
     app.cache.adopt(live)
     if move:
-        app.metrics.moves_accepted.inc()
+        app.metrics.moves_accepted.value += 1
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "game %s (race %s): player %s move %d %s (score %d)",

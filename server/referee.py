@@ -15,6 +15,7 @@ import msgspec
 from server import protocol as p
 from server import races
 from server.bus import Event, encode_events
+from server.keys import race_gid
 
 if TYPE_CHECKING:
     from server.app import App
@@ -31,10 +32,15 @@ class Outcome(enum.Enum):
 async def close_if_due(app: App, code: str) -> Outcome:
     store = app.store
     for _ in range(8):
-        race = await store.load_race(code)
+        # Seats no longer change once a race runs: if this process knows them, the race
+        # and its games are read in one round trip.
+        known = app.known_race_players(code)
+        guess = [race_gid(code, player) for player in known or ()]
+        race, loaded = await store.load_race_records(code, guess)
         if race is None or race.status != races.RUNNING:
             return Outcome.NOT_RUNNING
-        loaded = await store.load_records(race.gids())
+        if race.gids() != guess:
+            loaded = await store.load_records(race.gids())
         records = [r for r in loaded if r is not None]
         now = app.clock.now_ms()
         deadline = race.deadline_ms(app.config.untimed_race_max_s)

@@ -77,17 +77,18 @@ return out
 
 # KEYS: race meta, seats, interest, host's game meta
 # ARGV: ttl s, seat entry, origin, channel prefix, payload, number of race fields k,
-#       k race field/values..., game field/values...
+#       number of other instances m, k race field/values..., the m other instances where
+#       the host is connected (they hear the race too), game field/values...
 # Returns 1 created, 0 the code is taken.
 CREATE_RACE = (
     _RELAY
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local k = tonumber(ARGV[6])
-redis.call('HSET', KEYS[1], unpack(ARGV, 7, 6 + k))
+local k, m = tonumber(ARGV[6]), tonumber(ARGV[7])
+redis.call('HSET', KEYS[1], unpack(ARGV, 8, 7 + k))
 redis.call('RPUSH', KEYS[2], ARGV[2])
-redis.call('HSET', KEYS[4], unpack(ARGV, 7 + k))
-redis.call('SADD', KEYS[3], ARGV[3])
+redis.call('HSET', KEYS[4], unpack(ARGV, 8 + k + m))
+redis.call('SADD', KEYS[3], ARGV[3], unpack(ARGV, 8 + k, 7 + k + m))
 for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[1]) end
 relay(KEYS[3], ARGV[3], ARGV[4], ARGV[5])
 return 1
@@ -95,7 +96,8 @@ return 1
 )
 
 # KEYS: race meta, seats, interest, new seat's game meta
-# ARGV: expected ver, seat entry, ttl s, origin, channel prefix, payload, game field/values...
+# ARGV: expected ver, seat entry, ttl s, origin, channel prefix, payload, number of other
+#       instances m, the m other instances where the player is connected, game field/values...
 # Returns 1 joined, 0 the race changed meanwhile (retry), -1 no such race.
 JOIN_RACE = (
     _RELAY
@@ -105,8 +107,9 @@ if not st[1] then return -1 end
 if st[1] ~= ARGV[1] or st[2] ~= 'lobby' then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'ver', 1)
-redis.call('HSET', KEYS[4], unpack(ARGV, 7))
-redis.call('SADD', KEYS[3], ARGV[4])
+local m = tonumber(ARGV[7])
+redis.call('HSET', KEYS[4], unpack(ARGV, 8 + m))
+redis.call('SADD', KEYS[3], ARGV[4], unpack(ARGV, 8, 7 + m))
 for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ARGV[3]) end
 relay(KEYS[3], ARGV[4], ARGV[5], ARGV[6])
 return 1

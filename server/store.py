@@ -375,8 +375,15 @@ class Store:
     async def player_games(self, player: str) -> list[str]:
         return sorted(await self.redis.smembers(self.keys.player_games(player)))
 
-    async def add_player_game(self, player: str, gid: str) -> None:
-        await self.redis.sadd(self.keys.player_games(player), gid)
+    async def seat_player(self, player: str, gid: str) -> list[str]:
+        """Lists a seat's game among the player's games, before the seat itself is written
+        (a crash in between must not hide the seat), and returns the other instances where
+        the player is connected: the race's events must reach them too."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.sadd(self.keys.player_games(player), gid)
+        pipe.smembers(self.keys.player_interest(player))
+        _, instances = await pipe.execute()
+        return sorted(set(instances) - {self.instance})
 
     async def forget_player_games(self, player: str, gids: Sequence[str]) -> None:
         if gids:
@@ -390,12 +397,6 @@ class Store:
         for key in sets:
             pipe.sadd(key, self.instance)
         await pipe.execute()
-
-    async def share_interest(self, player: str, code: str) -> None:
-        """Let every instance where `player` is connected hear race `code`'s events."""
-        instances = set(await self.redis.smembers(self.keys.player_interest(player)))
-        instances.add(self.instance)
-        await self.redis.sadd(self.keys.race_interest(code), *sorted(instances))
 
     # ------------------------------------------------------------ games
 
@@ -424,12 +425,18 @@ class Store:
     async def load_records(self, gids: Sequence[str]) -> list[GameRecord | None]:
         """Game records (without move lists) of several games at once."""
         pipe = self.redis.pipeline(transaction=False)
+        self._queue_records(pipe, gids)
+        return self._records(gids, await pipe.execute())
+
+    def _queue_records(self, pipe: Any, gids: Sequence[str]) -> None:
         for gid in gids:
             keys = self.keys.game(gid)
             assert keys is not None
             pipe.hgetall(keys.meta)
             pipe.llen(keys.moves)
-        raw = await pipe.execute()
+
+    @staticmethod
+    def _records(gids: Sequence[str], raw: Sequence[Any]) -> list[GameRecord | None]:
         out: list[GameRecord | None] = []
         for i in range(len(gids)):
             meta, n = raw[2 * i], raw[2 * i + 1]
@@ -471,20 +478,31 @@ class Store:
     # ------------------------------------------------------------ races
 
     async def load_race(self, code: str) -> Race | None:
+        return (await self.load_race_records(code, []))[0]
+
+    async def load_race_records(
+        self, code: str, gids: Sequence[str]
+    ) -> tuple[Race | None, list[GameRecord | None]]:
+        """A race and, in the same round trip, the records of games `gids` (its seats'
+        games, when the caller knows them)."""
         pipe = self.redis.pipeline(transaction=False)
         pipe.hgetall(self.keys.race_meta(code))
         pipe.lrange(self.keys.race_seats(code), 0, -1)
-        meta, seats = await pipe.execute()
+        self._queue_records(pipe, gids)
+        meta, seats, *raw = await pipe.execute()
         if not meta or "status" not in meta:
-            return None
-        return Race.from_redis(meta, [_seat(s) for s in seats])
+            return None, []
+        return Race.from_redis(meta, [_seat(s) for s in seats]), self._records(gids, raw)
 
     def _race_keys(self, code: str) -> list[str]:
         k = self.keys
         return [k.race_meta(code), k.race_seats(code), k.race_interest(code)]
 
-    async def create_race(self, race: Race, host_record: GameRecord, payload: bytes) -> bool:
-        """Store a new race with its host seated; False if the code is taken."""
+    async def create_race(
+        self, race: Race, host_record: GameRecord, payload: bytes, instances: Sequence[str]
+    ) -> bool:
+        """Store a new race with its host seated; False if the code is taken. `instances`:
+        the others where the host is connected (Store.seat_player)."""
         host_keys = self.keys.game(host_record.gid)
         assert host_keys is not None
         race_fields = _flat(race.to_redis())
@@ -495,7 +513,9 @@ class Store:
             self.channel_prefix,
             payload,
             len(race_fields),
+            len(instances),
             *race_fields,
+            *instances,
             *_flat(host_record.to_redis()),
         ]
         return bool(
@@ -504,7 +524,11 @@ class Store:
             )
         )
 
-    async def join_race(self, race: Race, record: GameRecord, payload: bytes) -> int:
+    async def join_race(
+        self, race: Race, record: GameRecord, payload: bytes, instances: Sequence[str]
+    ) -> int:
+        """Seat a player (`instances`: as for create_race): 1 joined, 0 the race changed
+        meanwhile, -1 no such race."""
         keys = self.keys.game(record.gid)
         assert keys is not None
         seat = p.Seat(record.player, record.name)
@@ -515,6 +539,8 @@ class Store:
             self.instance,
             self.channel_prefix,
             payload,
+            len(instances),
+            *instances,
             *_flat(record.to_redis()),
         ]
         return int(

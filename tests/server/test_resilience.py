@@ -167,8 +167,34 @@ async def test_a_player_on_two_servers_hears_races_joined_on_either(servers):
         assert (await bob.next("progress", player=ann1.player))["moves"] == 1
         assert (await ann1.next("state", gid=gid))["n"] == 0  # the start's
         assert (await ann1.next("state", gid=gid))["n"] == 1  # the move made on s2
+        # s1 kept ann's game from the start (n = 0): the same move sent again through s1
+        # is a retransmission answered with the stored state, not a second move.
+        again = await ann1.request({"t": "move", "gid": gid, "n": 0, "m": m})
+        assert again["t"] == "state" and again["n"] == 1, again
+        nxt = sorted(engine.replay("quatorze", 7, [m]).legal_moves())[0]
+        assert (await ann1.request({"t": "move", "gid": gid, "n": 1, "m": nxt}))["n"] == 2
     finally:
         for c in (ann1, ann2, bob):
+            await c.close()
+
+
+async def test_a_player_on_two_servers_hears_a_race_joined_through_either(servers):
+    s1, s2, s3 = servers.start(), servers.start(), servers.start()
+    ann = await Client.connect(s1.ws_url)
+    cat_here, cat_there = [await Client.connect(u) for u in (s2.ws_url, s3.ws_url)]
+    try:
+        await ann.hello("ann")
+        await cat_here.hello("cat")
+        await cat_there.hello("cat", token=cat_here.token)
+        code = (await ann.request({"t": "create", "game": "quatorze", "seed": 7}))["race"]
+        # cat joins through s2; s3, where she is connected too, had no part in the race.
+        await cat_here.request({"t": "join", "race": code})
+        lobby = await cat_there.next("lobby", race=code)
+        assert [p["player"] for p in lobby["players"]] == [ann.player, cat_here.player]
+        await ann.request({"t": "start", "race": code})
+        assert (await cat_there.next("start", race=code))["race"] == code
+    finally:
+        for c in (ann, cat_here, cat_there):
             await c.close()
 
 
