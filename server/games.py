@@ -69,6 +69,14 @@ class GameRecord:
             "resigned": "1" if self.resigned else "0",
         }
 
+    def written_fields(self) -> dict[str, str]:
+        """The stored fields to write for a move or resignation that led to this record.
+        Until a game finishes, a move changes only its score and move count: the other
+        changing fields are still false or zero."""
+        if self.finished:
+            return self.changing_fields()
+        return {"score": str(self.score), "moves": str(self.moves)}
+
     @classmethod
     def from_redis(cls, raw: dict[Any, Any], n: int) -> GameRecord:
         d = {_s(k): _s(v) for k, v in raw.items()}

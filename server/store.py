@@ -472,7 +472,7 @@ class Store:
         if record.kind == "race":
             key_list.append(self.keys.race_meta(record.race))
         return self.commit.submit(
-            key_list, expect_n, move, now_ms, record.changing_fields(), payload
+            key_list, expect_n, move, now_ms, record.written_fields(), payload
         )
 
     # ------------------------------------------------------------ races

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import random
 
 import msgspec
 import pytest
 from redis.crc import key_slot
 from websockets.frames import Frame, Opcode
 
+import engine
+from engine.solve.bot import choose_move
 from server import protocol as p
 from server.connection import binary_frame_header
-from server.games import GameRecord
+from server.games import Applied, GameRecord, LiveGame, decide_move, decide_resign
 from server.keys import Keys, daily_gid, race_gid
 from server.live import LiveGames
 from server.races import Race, close_records, normalise_code, result
@@ -153,3 +156,36 @@ async def test_game_turns_go_in_order_and_skip_cancelled_waiters():
     cache.release("g")
     assert cache.claim("g") is None
     cache.release("g")
+
+
+@pytest.mark.parametrize("game", sorted(engine.GAMES))
+@pytest.mark.parametrize("resign_at", [None, 5])
+def test_a_write_stores_every_field_that_the_move_changed(game, resign_at):
+    """The move path writes only `written_fields()`; every stored field that differs after
+    a move or resignation must be among them, with its new value."""
+    rec = GameRecord(gid=race_gid("ABCDEF", "ann"), kind="race", game=game, seed=11,
+                     player="ann", name="Ann", race="ABCDEF", started_at_ms=1000)  # fmt: skip
+    live = LiveGame.replay(rec, [])
+    rnd = random.Random(3)
+    now_us = 2_000_000
+    for n in range(400):
+        now_us += 1000
+        before = live.record.to_redis()
+        if n == resign_at:
+            decision = decide_resign(live, now_us)
+        else:
+            move = choose_move(live.game.view(), "easy", rnd)
+            if move is None:
+                break
+            decision = decide_move(live, n, move, now_us)
+            assert isinstance(decision, Applied), decision
+            live.move_list.append(move)
+            decision = decision.record
+        assert isinstance(decision, GameRecord)
+        live.record = decision
+        after, written = decision.to_redis(), decision.written_fields()
+        changed = {k: v for k, v in after.items() if before[k] != v}
+        assert changed.items() <= written.items(), (n, changed, written)
+        if decision.finished:
+            break
+    assert live.record.finished or live.record.moves >= 1
