@@ -14,6 +14,7 @@ from msgspec import Meta, Struct
 
 import engine
 from server.config import DEFAULT as LIMITS
+from server.leaderboard import MAX_LIMIT
 
 VERSION = 1
 RACE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -57,9 +58,7 @@ Seed = Annotated[int, Meta(ge=1, le=SEED_MAX)]
 MaxPlayers = Annotated[int, Meta(ge=LIMITS.min_players, le=LIMITS.max_players)]
 TimeLimit = Annotated[int, Meta(ge=LIMITS.min_time_limit_s, le=LIMITS.max_time_limit_s)]
 DateText = Annotated[str, Meta(min_length=1, max_length=16)]
-Limit = Annotated[int, Meta(ge=30, le=7200)]
-DateText = Annotated[str, Meta(min_length=1, max_length=16)]
-Limit = Annotated[int, Meta(ge=1, le=100)]
+Limit = Annotated[int, Meta(ge=1, le=MAX_LIMIT)]  # rows of a leaderboard page
 PlayerId = Annotated[str, Meta(min_length=1, max_length=32)]
 
 
