@@ -16,7 +16,7 @@ from typing import Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.frames import BINARY, CONT, TEXT, Frame, apply_mask
-from websockets.protocol import OPEN
+from websockets.protocol import OPEN, Protocol
 from websockets.streams import StreamReader
 
 # The protocol already caps a whole message at max_size; this caps how many pieces it
@@ -39,6 +39,19 @@ def binary_frame_header(length: int) -> bytes:
 
 
 _AT_EOF_CODE = StreamReader.at_eof.__code__
+
+def parser_at_frame_boundary(protocol: Protocol) -> bool:
+    """Whether websockets' parser waits for the first byte of a frame. An empty buffer
+    alone does not say so: the parser consumes a frame's header before its payload has
+    arrived. It waits between frames in StreamReader.at_eof, at the end of its chain of
+    generators. If websockets' internals change, this says False: slower, not wrong."""
+    if protocol.reader.buffer:
+        return False
+    waiting: Any = protocol.parser
+    while (inner := getattr(waiting, "gi_yieldfrom", None)) is not None:
+        waiting = inner
+    return getattr(waiting, "gi_code", None) is _AT_EOF_CODE
+
 
 # Flow control: reading pauses while this many messages wait, resumes at the low mark.
 INBOX_HIGH = 16
@@ -94,17 +107,7 @@ class InboxConnection(ServerConnection):
             if not data:
                 return
         super().data_received(data)
-        self._at_boundary = self._parser_at_boundary()
-
-    def _parser_at_boundary(self) -> bool:
-        """Whether websockets' parser waits for the first byte of a frame. (An empty buffer
-        alone does not say so: the parser consumes a frame's header before its payload
-        has arrived.) If websockets' internals change, this says False: slower, not wrong."""
-        protocol = self.protocol
-        if protocol.reader.buffer:
-            return False
-        waiting = getattr(protocol.parser, "gi_yieldfrom", None)
-        return getattr(waiting, "gi_code", None) is _AT_EOF_CODE
+        self._at_boundary = parser_at_frame_boundary(self.protocol)
 
     def _take_frames(self, data: bytes, limit: int | None) -> bytes:
         """Takes the whole, final, masked binary frames at the start of `data` (what a
