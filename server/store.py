@@ -148,11 +148,15 @@ class GroupCommit:
         self._clients: list[Any] = []  # single-connection clients, one per batch in flight
         self._writers: set[asyncio.Task[None]] = set()
         self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
         self.batches = 0
         self.writes = 0
 
     def start(self) -> None:
+        # Kept, not looked up per write: asyncio.get_running_loop() makes a getpid system
+        # call on Python 3.11, a measurable part of a move.
+        self._loop = asyncio.get_running_loop()
         if self._slot_of is None:
             self._clients = [self._redis.client() for _ in range(self._in_flight)]
         self._task = asyncio.create_task(self._run(), name="group-commit")
@@ -168,7 +172,8 @@ class GroupCommit:
     ) -> asyncio.Future[MoveOutcome]:
         """Queues a write; the future completes once it is in Redis (or fails with
         StoreUnavailable). A plain function: the move path awaits one future, no more."""
-        fut: asyncio.Future[MoveOutcome] = asyncio.get_running_loop().create_future()
+        assert self._loop is not None, "GroupCommit.start() first"
+        fut: asyncio.Future[MoveOutcome] = self._loop.create_future()
         if self._closing:
             fut.set_exception(StoreUnavailable("the server is shutting down"))
             return fut

@@ -112,6 +112,14 @@ class Doublets(Game):
             elif p[S]:
                 p[src].append(p[S].pop())
 
+    def _has_legal_move(self) -> bool:
+        # Asked after every move: "deal" is legal nearly always, so ask about it first.
+        p = self._p
+        if p[S] or (p[W] and self.redeals_left):
+            return True
+        need = NEXT_VALUE[VALUE[p[F][-1]]]
+        return any(p[i] and VALUE[p[i][-1]] == need for i, _ in TO_FOUNDATION)
+
     def _legal_moves(self) -> list[str]:
         p = self._p
         moves = []
