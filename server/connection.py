@@ -40,6 +40,7 @@ def binary_frame_header(length: int) -> bytes:
 
 _AT_EOF_CODE = StreamReader.at_eof.__code__
 
+
 def parser_at_frame_boundary(protocol: Protocol) -> bool:
     """Whether websockets' parser waits for the first byte of a frame. An empty buffer
     alone does not say so: the parser consumes a frame's header before its payload has

@@ -267,10 +267,11 @@ async def handle_start(session: Session, msg: p.StartRace) -> None:
             Event(to=[pl], frames=[start_frame, p.encode(st)], skip=session.uid)
             for pl, st in states.items()
         ]
-        # Indexed first: a crash right after the start must not leave the race without a timer.
-        await app.store.index_running(code, race.deadline_ms(app.config.untimed_race_max_s))
         initial = seats[0].record.changing_fields()
-        status = await app.store.start_race(race, starts, ends, initial, encode_events(events))
+        deadline = race.deadline_ms(app.config.untimed_race_max_s)
+        status = await app.store.start_race(
+            race, starts, ends, initial, encode_events(events), deadline
+        )
         if status == 1:
             log.info("race %s started by player %s with %d seats", code, player, len(race.seats))
             # The starter's first move needs neither its game nor the seats from the store.

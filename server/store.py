@@ -553,14 +553,39 @@ class Store:
         )
 
     async def start_race(
-        self, race: Race, starts_at: int, ends_at: int, initial: dict[str, str], payload: bytes
+        self,
+        race: Race,
+        starts_at: int,
+        ends_at: int,
+        initial: dict[str, str],
+        payload: bytes,
+        deadline_ms: int,
     ) -> int:
+        """Index the race among the running ones, then start it: 1 started, 0 the race
+        changed meanwhile, -1 no such race. Indexed first, so that a crash right after
+        the start cannot leave the race without a timer (a race indexed but never started
+        is dropped from the index by the reaper)."""
         metas = [self.keys.game(gid).meta for gid in race.gids()]  # type: ignore[union-attr]
+        keys = [*self._race_keys(race.code), *metas]
         args = [race.ver, starts_at, ends_at, self.instance, self.channel_prefix, payload]
         args += _flat(initial)
-        return int(
-            await self._eval(scripts.START_RACE, [*self._race_keys(race.code), *metas], args)
-        )
+        if self.config.redis_cluster:
+            # The index and the race live on different nodes: one after the other.
+            await self.index_running(race.code, deadline_ms)
+            return int(await self._eval(scripts.START_RACE, keys, args))
+        # One connection runs a pipeline's commands in order: the index is still first.
+        try:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.zadd(self.keys.running_index(), {race.code: deadline_ms})
+            pipe.evalsha(self._shas[scripts.START_RACE], len(keys), *keys, *args)
+            _, status = await pipe.execute(raise_on_error=False)
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        if isinstance(status, NoScriptError):  # Redis lost its scripts: load, run again
+            return int(await self._eval(scripts.START_RACE, keys, args))
+        if isinstance(status, Exception):
+            raise StoreUnavailable(str(status))
+        return int(status)
 
     async def close_race(
         self, race: Race, gver: int, end_ms: int, result: bytes, payload: bytes

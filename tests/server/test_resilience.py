@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import redis.asyncio as aioredis
 from helpers import close_all, seat_race
 from support.server_proc import ServerProcess
 from support.ws_client import Client
@@ -327,3 +328,36 @@ async def test_concurrent_moves_through_two_servers_apply_exactly_one(servers):
     finally:
         await other.close()
         await close_all(seats)
+
+
+async def test_a_redis_that_lost_its_scripts_still_takes_every_write(server, redis_url):
+    """Redis restarted from its data (or a failover) keeps the keys but not the scripts
+    the server loaded: each kind of write loads its script again and goes through."""
+    r = aioredis.Redis.from_url(redis_url)
+    ann, bob = await Client.connect(server.ws_url), await Client.connect(server.ws_url)
+    try:
+        await ann.hello("ann")
+        await bob.hello("bob")
+        await r.script_flush()
+        code = (await ann.request({"t": "create", "game": "quatorze", "seed": 7}))["race"]
+        await r.script_flush()
+        assert (await bob.request({"t": "join", "race": code}))["t"] == "lobby"
+        await r.script_flush()
+        assert (await ann.request({"t": "start", "race": code}))["t"] == "start"
+        state = await ann.next("state", race=code)
+        game = engine.new_game("quatorze", 7)
+        m = sorted(game.legal_moves())[0]
+        await r.script_flush()
+        reply = await ann.request({"t": "move", "gid": state["gid"], "n": 0, "m": m})
+        assert reply["t"] == "state" and reply["n"] == 1, reply
+        await r.script_flush()
+        assert (await ann.request({"t": "resign", "gid": state["gid"]}))["finished"] is True
+        await r.script_flush()
+        bob_gid = (await bob.next("state", race=code))["gid"]
+        await bob.request({"t": "resign", "gid": bob_gid})
+        result = await bob.next("result", race=code)
+        assert [s["player"] for s in result["standings"]] == [ann.player, bob.player]
+    finally:
+        await ann.close()
+        await bob.close()
+        await r.aclose()
