@@ -22,7 +22,7 @@ import engine
 from server import protocol as p
 from server.bus import Event, encode_events
 from server.daily_deals import DailyDeal, DailyDeals
-from server.games import GameRecord, LiveGame
+from server.games import GameRecord, LiveGame, dealt_fields
 from server.keys import daily_gid
 from server.leaderboard import (
     ALL_TIME,
@@ -226,8 +226,6 @@ class DailyService:
     def _new_record(
         self, gid: str, player: str, name: str, game: str, date: dt.date, now_ms: int, seed: int
     ) -> GameRecord:
-        start = engine.new_game(game, seed)  # the deal's own score (Doublets starts at 1)
-        over = bool(start.over)
         return GameRecord(
             gid=gid,
             kind="daily",
@@ -236,14 +234,8 @@ class DailyService:
             player=player,
             name=name,
             date=date.isoformat(),
-            started_at_ms=now_ms,
             ends_at_ms=int(day_start_s(date) * 1000) + DAY_MS,
-            score=int(start.score),
-            moves=int(start.moves),
-            won=bool(start.won),
-            over=over,
-            finished=over,
-            finished_at_ms=now_ms if over else 0,
+            **dealt_fields(engine.new_game(game, seed), now_ms),
         )
 
     def result_of(self, record: GameRecord) -> Result:

@@ -117,6 +117,22 @@ def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def dealt_fields(game: Any, now_ms: int) -> dict[str, Any]:
+    """The record fields of a game dealt at `now_ms`: the deal's own score and move count
+    (Doublets starts at 1); a deal that leaves no move is over, and so finished."""
+    over = bool(game.over)
+    return {
+        "started_at_ms": now_ms,
+        "score": int(game.score),
+        "moves": int(game.moves),
+        "won": bool(game.won),
+        "over": over,
+        "finished": over,
+        "finished_at_ms": now_ms if over else 0,
+        "finished_at_us": now_ms * 1000 if over else 0,
+    }
+
+
 @dataclass
 class LiveGame:
     """A record with its replayed engine game and move list, as a process caches it."""

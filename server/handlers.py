@@ -24,6 +24,7 @@ from server.games import (
     LiveGame,
     Refusal,
     Retransmission,
+    dealt_fields,
     decide_move,
     decide_resign,
 )
@@ -243,22 +244,9 @@ async def handle_start(session: Session, msg: p.StartRace) -> None:
         ends = starts + race.time_limit_s * 1000 if race.time_limit_s else 0
         race.starts_at_ms, race.ends_at_ms = starts, ends
         game = engine.new_game(race.game, race.seed)
-        over = bool(game.over)
+        dealt = dealt_fields(game, starts)
         seats = [
-            LiveGame(
-                race.new_game_record(seat).evolve(
-                    started_at_ms=starts,
-                    ends_at_ms=ends,
-                    score=int(game.score),
-                    moves=int(game.moves),
-                    won=bool(game.won),
-                    over=over,
-                    finished=over,
-                    finished_at_ms=starts if over else 0,
-                    finished_at_us=starts * 1000 if over else 0,
-                ),
-                game,
-            )
+            LiveGame(race.new_game_record(seat).evolve(ends_at_ms=ends, **dealt), game)
             for seat in race.seats
         ]
         start_frame = p.encode(race.start_message())
@@ -280,7 +268,7 @@ async def handle_start(session: Session, msg: p.StartRace) -> None:
             session.send(p.with_re(race.start_message(), msg.id))
             session.send(states[player])
             app.hub.deliver(events)
-            if over:
+            if dealt["over"]:
                 await close_if_due(app, code)
             if any(bots.is_bot(pl) for pl in race.players()):
                 await app.bots.race_started(code)

@@ -26,7 +26,7 @@ import engine
 from server import protocol as p
 from server import races, solver_pool
 from server.bus import Event, encode_events
-from server.games import GameRecord, LiveGame
+from server.games import GameRecord, LiveGame, dealt_fields
 from server.keys import practice_gid
 from server.solver_pool import SolverBusy
 
@@ -79,7 +79,6 @@ async def handle_practice(session: Session, msg: p.Practice) -> None:
     gid = practice_gid(msg.game, secrets.token_hex(4), player)
     start = engine.new_game(msg.game, seed)
     now = app.clock.now_ms()
-    over = bool(start.over)
     record = GameRecord(
         gid=gid,
         kind="practice",
@@ -87,13 +86,7 @@ async def handle_practice(session: Session, msg: p.Practice) -> None:
         seed=seed,
         player=player,
         name=session.name,
-        started_at_ms=now,
-        score=int(start.score),
-        moves=int(start.moves),
-        won=bool(start.won),
-        over=over,
-        finished=over,
-        finished_at_ms=now if over else 0,
+        **dealt_fields(start, now),
     )
     keys = store.game_keys(gid)
     assert keys is not None

@@ -118,6 +118,14 @@ class RawClient:
             protocol.events_received()
         return c
 
+    @classmethod
+    async def greeted(cls, url: str, name: str) -> RawClient:
+        """Connected, said hello in one write, and got the welcome (message 0)."""
+        c = await cls.connect(url)
+        await c.write(c.frame({"t": "hello", "v": 1, "name": name, "id": 1}))
+        await c.until(1)
+        return c
+
     def frame(self, message: dict) -> bytes:
         """The bytes of one masked binary frame carrying `message`."""
         self.protocol.send_binary(mp(**message))
@@ -192,10 +200,8 @@ async def test_a_header_alone_then_a_mask_that_looks_like_a_header(server):
     with nothing left in its buffer: the bytes that follow are the rest of that frame,
     even when they would read as a frame of their own (this mask reads as an empty
     binary frame)."""
-    c = await RawClient.connect(server.ws_url)
+    c = await RawClient.greeted(server.ws_url, "masker")
     try:
-        await c.write(c.frame({"t": "hello", "v": 1, "name": "masker", "id": 1}))
-        await c.until(1)
         frame = masked_frame({"t": "get", "gid": "r.AAAAAA.m", "id": 30}, b"\x82\x80\x00\x00")
         nxt = c.frame({"t": "get", "gid": "r.AAAAAA.n", "id": 31})
         await c.write_cut(frame + nxt, [2])
@@ -208,10 +214,8 @@ async def test_a_header_alone_then_a_mask_that_looks_like_a_header(server):
 
 
 async def test_a_ping_between_requests_in_one_write_is_answered_in_place(server):
-    c = await RawClient.connect(server.ws_url)
+    c = await RawClient.greeted(server.ws_url, "pinger")
     try:
-        await c.write(c.frame({"t": "hello", "v": 1, "name": "pinger", "id": 1}))
-        await c.until(1)
         get = [c.frame({"t": "get", "gid": f"r.AAAAAA.p{i}", "id": 20 + i}) for i in range(3)]
         # request, ping, request, and half of a third request, in one write; then the rest.
         burst = get[0] + c.ping(b"are you there") + get[1] + get[2][:5]
@@ -227,10 +231,8 @@ async def test_a_ping_between_requests_in_one_write_is_answered_in_place(server)
 
 
 async def test_an_unmasked_frame_from_a_client_closes_1002(server):
-    c = await RawClient.connect(server.ws_url)
+    c = await RawClient.greeted(server.ws_url, "unmasked")
     try:
-        await c.write(c.frame({"t": "hello", "v": 1, "name": "unmasked", "id": 1}))
-        await c.until(1)
         payload = mp(t="get", gid="r.AAAAAA.x", id=2)
         await c.write(bytes([0x82, len(payload)]) + payload)  # no mask bit, no mask
         data = b""
