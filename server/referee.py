@@ -50,7 +50,7 @@ async def close_if_due(app: App, code: str) -> Outcome:
         result = races.result(race, races.close_records(records, end))
         events = [Event(to=race.players(), frames=[p.encode(result)])]
         status = await store.close_race(
-            race, race.gver, end, msgspec.json.encode(result), encode_events(events)
+            race, race.gver, end, msgspec.json.encode(result), encode_events(events), deadline
         )
         if status == 1:
             for gid in race.gids():
@@ -62,7 +62,6 @@ async def close_if_due(app: App, code: str) -> Outcome:
                 ", ".join(f"{s.rank}. {s.player} {s.score}" for s in result.standings),
             )
             app.hub.deliver(events)
-            await store.unindex(code, deadline)
             return Outcome.CLOSED
         if status == 0:
             return Outcome.NOT_RUNNING

@@ -165,8 +165,26 @@ return 1
 
 # KEYS: running index; ARGV: code, score it had when read.
 # Drops the entry only if nobody re-scored it since.
-UNINDEX = """
+_UNINDEX_BODY = """
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) return 1 end
 return 0
+"""
+UNINDEX = _UNINDEX_BODY
+
+# The same, only if the race has closed. KEYS: running index, race meta. ARGV: as UNINDEX.
+# The index and the race hash to different cluster slots: on a single Redis only, where it
+# follows CLOSE_RACE in one pipeline (a race that a retry must close again keeps its entry).
+UNINDEX_CLOSED = (
+    """
+if redis.call('HGET', KEYS[2], 'status') ~= 'done' then return 0 end
+"""
+    + _UNINDEX_BODY
+)
+
+# KEYS: running index; ARGV: code, deadline ms. On a single Redis, before START_RACE in one
+# pipeline (on a cluster a plain ZADD does).
+INDEX = """
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 1
 """

@@ -328,6 +328,8 @@ class Store:
             scripts.START_RACE,
             scripts.CLOSE_RACE,
             scripts.UNINDEX,
+            scripts.UNINDEX_CLOSED,
+            scripts.INDEX,
         ):
             self._shas[text] = await self.redis.script_load(text)
 
@@ -340,6 +342,26 @@ class Store:
                 return await self.redis.evalsha(self._shas[script], len(keys), *keys, *args)
         except (RedisError, OSError) as exc:
             raise StoreUnavailable(str(exc)) from exc
+
+    async def _eval_in_order(
+        self, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]
+    ) -> list[Any]:
+        """Script calls in one pipeline (on a single Redis: one connection runs them in
+        order); their replies. A call that found its script gone (Redis restarted) runs
+        again on its own once the script is loaded."""
+        try:
+            pipe = self.redis.pipeline(transaction=False)
+            for script, keys, args in calls:
+                pipe.evalsha(self._shas[script], len(keys), *keys, *args)
+            replies = list(await pipe.execute(raise_on_error=False))
+        except (RedisError, OSError) as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        for i, reply in enumerate(replies):
+            if isinstance(reply, NoScriptError):
+                replies[i] = await self._eval(*calls[i])
+            elif isinstance(reply, Exception):
+                raise StoreUnavailable(str(reply))
+        return replies
 
     async def ping(self) -> bool:
         try:
@@ -573,23 +595,16 @@ class Store:
             # The index and the race live on different nodes: one after the other.
             await self.index_running(race.code, deadline_ms)
             return int(await self._eval(scripts.START_RACE, keys, args))
-        # One connection runs a pipeline's commands in order: the index is still first.
-        try:
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.zadd(self.keys.running_index(), {race.code: deadline_ms})
-            pipe.evalsha(self._shas[scripts.START_RACE], len(keys), *keys, *args)
-            _, status = await pipe.execute(raise_on_error=False)
-        except (RedisError, OSError) as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        if isinstance(status, NoScriptError):  # Redis lost its scripts: load, run again
-            return int(await self._eval(scripts.START_RACE, keys, args))
-        if isinstance(status, Exception):
-            raise StoreUnavailable(str(status))
-        return int(status)
+        index = (scripts.INDEX, [self.keys.running_index()], [race.code, deadline_ms])
+        replies = await self._eval_in_order([index, (scripts.START_RACE, keys, args)])
+        return int(replies[1])
 
     async def close_race(
-        self, race: Race, gver: int, end_ms: int, result: bytes, payload: bytes
+        self, race: Race, gver: int, end_ms: int, result: bytes, payload: bytes, deadline_ms: int
     ) -> int:
+        """Store the result and mark the race done, then drop it from the running index
+        (entered with `deadline_ms`): 1 closed by this call, 0 not running (someone else
+        closed it), -1 a seat's game changed since `gver` (read again and retry)."""
         game_keys = [self.keys.game(gid) for gid in race.gids()]
         metas = [k.meta for k in game_keys if k]
         moves = [k.moves for k in game_keys if k]
@@ -603,7 +618,18 @@ class Store:
             payload,
         ]
         keys = [*self._race_keys(race.code), *metas, *moves]
-        return int(await self._eval(scripts.CLOSE_RACE, keys, args))
+        if self.config.redis_cluster:
+            status = int(await self._eval(scripts.CLOSE_RACE, keys, args))
+            if status == 1:
+                await self.unindex(race.code, deadline_ms)
+            return status
+        unindex = (
+            scripts.UNINDEX_CLOSED,
+            [self.keys.running_index(), self.keys.race_meta(race.code)],
+            [race.code, deadline_ms],
+        )
+        replies = await self._eval_in_order([(scripts.CLOSE_RACE, keys, args), unindex])
+        return int(replies[0])
 
     # ------------------------------------------------------------ running index
 

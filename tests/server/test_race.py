@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import redis.asyncio as aioredis
 from helpers import close_all, seat_race
 from support.ws_client import Client
 
 import engine
+from server.keys import Keys
 
 
 def expected_ranking(rows: list[dict]) -> list[tuple[int, str]]:
@@ -23,9 +25,13 @@ def expected_ranking(rows: list[dict]) -> list[tuple[int, str]]:
     return out
 
 
-async def test_three_player_race_from_create_to_result(server):
+async def test_three_player_race_from_create_to_result(server, redis_url, redis_namespace):
     code, seats, states = await seat_race(server.ws_url, ["ann", "bob", "cat"], "quatorze", 7)
+    index = Keys(redis_namespace).running_index()
+    r = aioredis.Redis.from_url(redis_url)
     try:
+        # Started: the race has its timer in the running index.
+        assert await r.zscore(index, code) is not None
         # The same deal for all three: identical views, no seed anywhere before the result.
         assert states[0]["view"] == states[1]["view"] == states[2]["view"]
         assert all(s["n"] == 0 and s["kind"] == "race" and s["race"] == code for s in states)
@@ -68,8 +74,11 @@ async def test_three_player_race_from_create_to_result(server):
             assert replayed.view() == (await s.client.request({"t": "get", "gid": s.gid}))["view"]
         # time_ms runs from the start: later finishers took longer.
         assert by_player[cat.client.player]["time_ms"] <= by_player[ann.client.player]["time_ms"]
+        # Closed: no timer is left for it.
+        assert await r.zscore(index, code) is None
     finally:
         await close_all(seats)
+        await r.aclose()
 
 
 async def test_ranking_ties_share_rank_in_finishing_order(server):

@@ -12,6 +12,7 @@ from support.ws_client import Client
 from websockets.exceptions import ConnectionClosed
 
 import engine
+from server.keys import Keys
 
 
 async def _play_until_cut(client: Client, gid: str, game: str, seed: int, log: dict) -> None:
@@ -330,7 +331,9 @@ async def test_concurrent_moves_through_two_servers_apply_exactly_one(servers):
         await close_all(seats)
 
 
-async def test_a_redis_that_lost_its_scripts_still_takes_every_write(server, redis_url):
+async def test_a_redis_that_lost_its_scripts_still_takes_every_write(
+    server, redis_url, redis_namespace
+):
     """Redis restarted from its data (or a failover) keeps the keys but not the scripts
     the server loaded: each kind of write loads its script again and goes through."""
     r = aioredis.Redis.from_url(redis_url)
@@ -357,6 +360,7 @@ async def test_a_redis_that_lost_its_scripts_still_takes_every_write(server, red
         await bob.request({"t": "resign", "gid": bob_gid})
         result = await bob.next("result", race=code)
         assert [s["player"] for s in result["standings"]] == [ann.player, bob.player]
+        assert await r.zscore(Keys(redis_namespace).running_index(), code) is None
     finally:
         await ann.close()
         await bob.close()
