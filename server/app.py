@@ -26,6 +26,7 @@ from server.handlers import build_handlers
 from server.http import HttpRoutes, Metrics
 from server.hub import Hub
 from server.live import LiveGames
+from server.races import Race
 from server.referee import Outcome, close_if_due
 from server.session import Session
 from server.solver_pool import SolverPool
@@ -60,6 +61,7 @@ class App:
         self.solver = SolverPool(config.solver_workers, config.solver_queue_max)
         self.bots = BotRunner(self)
         self._race_players: dict[str, list[str]] = {}
+        self._lobbies: dict[str, Race] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
 
@@ -88,6 +90,17 @@ class App:
         if len(self._race_players) >= 10_000:
             self._race_players.clear()
         self._race_players[code] = players
+
+    def remember_lobby(self, race: Race) -> None:
+        """A race in its lobby as this process has just written it."""
+        if len(self._lobbies) >= 10_000:
+            self._lobbies.clear()
+        self._lobbies[race.code] = race
+
+    def last_lobby(self, code: str) -> Race | None:
+        """The race as this process last wrote it in its lobby (forgotten once asked for):
+        a guess that saves reading it back, which the start script checks (its version)."""
+        return self._lobbies.pop(code, None)
 
     async def game_finished(self, record: GameRecord) -> None:
         """A game has just ended (won, over or resigned)."""

@@ -171,6 +171,7 @@ async def handle_create(session: Session, msg: p.Create) -> None:
         return
     if msg.bots:
         race = await bots.seat_bots(app, race, msg.bots, msg.bot_strength, session.uid)
+    app.remember_lobby(race)
     log.info(
         "race %s created by player %s: %s, %d seats, time limit %s",
         race.code, player, race.game, race.max_players, race.time_limit_s or "none",
@@ -215,6 +216,8 @@ async def handle_join(session: Session, msg: p.Join) -> None:
         status = await app.store.join_race(race, record, encode_events(events), instances)
         if status == 1:
             log.info("race %s: player %s (%s) joined", code, player, session.name)
+            race.ver += 1  # as the join script left it
+            app.remember_lobby(race)
             session.send(p.with_re(lobby, msg.id))
             app.hub.deliver(events)
             return
@@ -231,8 +234,12 @@ async def handle_start(session: Session, msg: p.StartRace) -> None:
     if code is None:
         session.error(p.NOT_FOUND, f"no race {msg.race!r}", msg.id)
         return
+    # First as this process last wrote it, if it did: the start script refuses a race that
+    # changed since (status 0), and then it is read again.
+    guess = app.last_lobby(code)
     for _ in range(8):
-        race = await app.store.load_race(code)
+        race = guess or await app.store.load_race(code)
+        guess = None
         if race is None:
             session.error(p.NOT_FOUND, f"no race {code}", msg.id)
             return
