@@ -61,7 +61,7 @@ class App:
         self.solver = SolverPool(config.solver_workers, config.solver_queue_max)
         self.bots = BotRunner(self)
         self._race_players: dict[str, list[str]] = {}
-        self._lobbies: dict[str, Race] = {}
+        self._lobbies: dict[str, tuple[int, Race]] = {}  # code -> (written at ms, race)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stop = asyncio.Event()
 
@@ -95,12 +95,19 @@ class App:
         """A race in its lobby as this process has just written it."""
         if len(self._lobbies) >= 10_000:
             self._lobbies.clear()
-        self._lobbies[race.code] = race
+        self._lobbies[race.code] = (self.clock.now_ms(), race)
 
     def last_lobby(self, code: str) -> Race | None:
         """The race as this process last wrote it in its lobby (forgotten once asked for):
-        a guess that saves reading it back, which the start script checks (its version)."""
-        return self._lobbies.pop(code, None)
+        a guess that saves reading it back, which the start script checks (its version).
+
+        Only while the race cannot have expired since: a later race under the same code
+        would start at the same version, and the script could not tell them apart."""
+        written, race = self._lobbies.pop(code, (0, None))
+        cfg = self.config
+        if self.clock.now_ms() - written >= 1000 * min(cfg.lobby_ttl_s, cfg.finished_race_ttl_s):
+            return None
+        return race
 
     async def game_finished(self, record: GameRecord) -> None:
         """A game has just ended (won, over or resigned)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 
 import msgspec
@@ -17,6 +18,9 @@ from websockets.uri import parse_uri
 import engine
 from engine.solve.bot import choose_move
 from server import protocol as p
+from server.app import App
+from server.clock import Clock
+from server.config import Config
 from server.connection import binary_frame_header, parser_at_frame_boundary
 from server.games import Applied, GameRecord, LiveGame, decide_move, decide_resign
 from server.keys import Keys, daily_gid, race_gid
@@ -215,3 +219,23 @@ def test_the_parser_is_seen_between_frames_only_when_it_is():
     server.receive_data(frame[2:])
     assert [f.data for f in server.events_received()] == [b"\x81\xa1t\xa3get"]
     assert parser_at_frame_boundary(server)
+
+
+async def test_a_remembered_lobby_is_a_guess_only_while_it_cannot_have_expired(redis_url):
+    """App.last_lobby: the race as this process wrote it, once, and never after its lobby
+    could have expired (a new race may then have the same code at the same version)."""
+    cfg = dataclasses.replace(Config(), lobby_ttl_s=60)
+    app = App(cfg, redis_url)
+    race = Race(code="ABCDEF", game="quatorze", seed=5, host="ann", max_players=4,
+                time_limit_s=0, created_ms=0, seats=[p.Seat(player="ann", name="Ann")])  # fmt: skip
+    app.remember_lobby(race)
+    assert app.last_lobby("ABCDEF") is race
+    assert app.last_lobby("ABCDEF") is None  # forgotten once asked for
+    app.remember_lobby(race)
+    app.clock = Clock(offset_s=59)
+    assert app.last_lobby("ABCDEF") is race
+    app.clock = Clock()
+    app.remember_lobby(race)
+    app.clock = Clock(offset_s=61)
+    assert app.last_lobby("ABCDEF") is None
+    await app.store.redis.aclose()
