@@ -317,10 +317,7 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
         session.error(p.NOT_FOUND, "no such game", re)
         return
     cache = app.cache
-    waiter = cache.claim(gid)
-    if waiter is not None:
-        await cache.wait_turn(gid, waiter)
-    try:
+    async with cache.lock(gid):
         for _ in range(4):  # again only if the stored game moved on meanwhile
             live = cache.peek(gid)
             if live is None or (n is not None and n != len(live.move_list)):
@@ -387,8 +384,6 @@ async def _play(session: Session, gid: str, re: int | None, n: int | None, move:
                 session.error(p.NOT_FOUND, "no such game", re)
                 return
         session.error(p.UNAVAILABLE, "the game kept changing; resend", re)
-    finally:
-        cache.release(gid)
 
 
 def _stored(app: App, live: LiveGame, move: str) -> None:

@@ -8,10 +8,8 @@ rereads the record before answering from memory.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator
 from typing import Any
 
 from server.games import LiveGame
@@ -66,7 +64,11 @@ class LiveGames:
         return live
 
     # Requests of this process on one game take turns (the store guards the rest). The
-    # hot path (a move on a game nobody else is using) claims its turn without awaiting.
+    # hot path (a move on a game nobody else is using) takes its turn without awaiting.
+
+    def lock(self, gid: str) -> _Turn:
+        """`async with`: a turn on the game, for moves and every other request."""
+        return _Turn(self, gid)
 
     def claim(self, gid: str) -> asyncio.Future[None] | None:
         """Takes the game's turn: None if it is ours now, else a future to pass to
@@ -97,13 +99,19 @@ class LiveGames:
                 return
         del self._turns[gid]
 
-    @contextlib.asynccontextmanager
-    async def lock(self, gid: str) -> AsyncIterator[None]:
-        """`async with`: a turn on the game, for requests other than moves."""
-        waiter = self.claim(gid)
+
+class _Turn:
+    """One request's turn on one game; waits only if another request has it."""
+
+    __slots__ = ("_games", "_gid")
+
+    def __init__(self, games: LiveGames, gid: str) -> None:
+        self._games, self._gid = games, gid
+
+    async def __aenter__(self) -> None:
+        waiter = self._games.claim(self._gid)
         if waiter is not None:
-            await self.wait_turn(gid, waiter)
-        try:
-            yield
-        finally:
-            self.release(gid)
+            await self._games.wait_turn(self._gid, waiter)
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._games.release(self._gid)
