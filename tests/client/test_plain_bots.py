@@ -19,20 +19,29 @@ def bots(tmp_path: Path) -> Iterator[list[Bot]]:
         bot.kill()
 
 
-def test_two_bots_race_and_the_winner_checks_each_move_against_legal(
-    server: ServerProcess, bots: list[Bot], tmp_path: Path
-) -> None:
-    host = Bot(tmp_path / "host", "--server", server.ws_url, "--name", "hostbot",
+def seat_host_and_guest(
+    bots: list[Bot], tmp_path: Path, host_url: str, guest_url: str
+) -> tuple[Bot, Bot, str]:
+    """hostbot creates a Quatorze race through `host_url`, guestbot joins it through
+    `guest_url`; returns once both have seen the full lobby: (host, guest, race code)."""
+    host = Bot(tmp_path / "host", "--server", host_url, "--name", "hostbot",
                "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
     bots.append(host)
     code = host.next("created")["race"]
-    guest = Bot(tmp_path / "guest", "--server", server.ws_url, "--name", "guestbot",
+    guest = Bot(tmp_path / "guest", "--server", guest_url, "--name", "guestbot",
                 "race", "join", code)  # fmt: skip
     bots.append(guest)
     lobby = guest.next("lobby")
     assert {p["name"] for p in lobby["players"]} == {"hostbot", "guestbot"}
     while len(host.next("lobby")["players"]) < 2:
         pass
+    return host, guest, code
+
+
+def test_two_bots_race_and_the_winner_checks_each_move_against_legal(
+    server: ServerProcess, bots: list[Bot], tmp_path: Path
+) -> None:
+    host, guest, code = seat_host_and_guest(bots, tmp_path, server.ws_url, server.ws_url)
     # The guest's move waits for the start; the host starts the race.
     guest.send("resign")
     host.send("start")
@@ -89,16 +98,7 @@ def test_a_result_sent_while_the_client_was_away_is_fetched_after_reconnecting(
 ) -> None:
     """The host wins, its server dies, the race ends elsewhere; back, the host still gets it."""
     first, second = servers.start(), servers.start()  # two servers on one store
-    host = Bot(tmp_path / "host", "--server", first.ws_url, "--name", "hostbot",
-               "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
-    bots.append(host)
-    code = host.next("created")["race"]
-    guest = Bot(tmp_path / "guest", "--server", second.ws_url, "--name", "guestbot",
-                "race", "join", code)  # fmt: skip
-    bots.append(guest)
-    guest.next("lobby")
-    while len(host.next("lobby")["players"]) < 2:
-        pass
+    host, guest, code = seat_host_and_guest(bots, tmp_path, first.ws_url, second.ws_url)
     host.send("start")
     host.next("state")
     assert guest.next("state")["race"] == code
