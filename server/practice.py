@@ -29,6 +29,7 @@ from server.bus import Event, encode_events
 from server.games import GameRecord, LiveGame, dealt_fields
 from server.keys import practice_gid
 from server.solver_pool import SolverBusy
+from server.store import flat_fields
 
 if TYPE_CHECKING:
     from server.session import Session
@@ -67,10 +68,6 @@ return {1, n - 1}
 """
 
 
-def _flat(mapping: dict[str, str]) -> list[str]:
-    return [x for kv in mapping.items() for x in kv]
-
-
 async def handle_practice(session: Session, msg: p.Practice) -> None:
     app, player = session.app, session.player
     assert player is not None and session.name is not None
@@ -93,7 +90,7 @@ async def handle_practice(session: Session, msg: p.Practice) -> None:
     ttl = app.config.practice_ttl_s
     await store.redis.eval(
         _CREATE, 2, keys.meta, store.keys.player_games(player), ttl, gid,
-        *_flat(record.to_redis()),
+        *flat_fields(record.to_redis()),
     )  # fmt: skip
     await _expire_older(session, gid)
     log.info("practice game %s: player %s, %s seed %d", gid, player, msg.game, seed)
@@ -165,7 +162,7 @@ async def handle_undo(session: Session, msg: p.Undo) -> None:
         status, _n = await app.store.redis.eval(
             _UNDO, 3, keys.meta, keys.moves, keys.interest,
             len(live.move_list), app.config.practice_ttl_s, app.store.instance,
-            app.store.channel_prefix, encode_events(events), *_flat(new.changing_fields()),
+            app.store.channel_prefix, encode_events(events), *flat_fields(new.changing_fields()),
         )  # fmt: skip
         app.cache.evict(gid)
         if int(status) != 1:

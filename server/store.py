@@ -532,7 +532,7 @@ class Store:
         the others where the host is connected (Store.seat_player)."""
         host_keys = self.keys.game(host_record.gid)
         assert host_keys is not None
-        race_fields = _flat(race.to_redis())
+        race_fields = flat_fields(race.to_redis())
         args = [
             self.config.lobby_ttl_s,
             _seat_entry(race.seats[0]),
@@ -543,7 +543,7 @@ class Store:
             len(instances),
             *race_fields,
             *instances,
-            *_flat(host_record.to_redis()),
+            *flat_fields(host_record.to_redis()),
         ]
         return bool(
             await self._eval(
@@ -568,7 +568,7 @@ class Store:
             payload,
             len(instances),
             *instances,
-            *_flat(record.to_redis()),
+            *flat_fields(record.to_redis()),
         ]
         return int(
             await self._eval(scripts.JOIN_RACE, [*self._race_keys(race.code), keys.meta], args)
@@ -590,7 +590,7 @@ class Store:
         metas = [self.keys.game(gid).meta for gid in race.gids()]  # type: ignore[union-attr]
         keys = [*self._race_keys(race.code), *metas]
         args = [race.ver, starts_at, ends_at, self.instance, self.channel_prefix, payload]
-        args += _flat(initial)
+        args += flat_fields(initial)
         if self.config.redis_cluster:
             # The index and the race live on different nodes: one after the other.
             await self.index_running(race.code, deadline_ms)
@@ -651,7 +651,8 @@ class Store:
 _HEADS_ENCODER = msgspec.msgpack.Encoder()
 
 
-def _flat(mapping: dict[str, str]) -> list[str]:
+def flat_fields(mapping: dict[str, str]) -> list[str]:
+    """field, value, field, value, ...: a hash's fields as script arguments."""
     out: list[str] = []
     for k, v in mapping.items():
         out += (k, v)
