@@ -1,10 +1,11 @@
 """websockets' server connection, with each complete message put in an inbox as it arrives.
 
 websockets' own path to a handler (a frame queue, a waiter future, `recv()` on a task)
-cost about a tenth of the server's CPU per move under load. Here the Sans-I/O
-protocol still parses, checks sizes and answers pings and closes; we only take
-the data messages it produces and wake the session (server/session.py) that
-handles them.
+cost about a tenth of the server's CPU per move under load. Here the whole binary
+frames that clients send nearly always are cut out of the stream directly
+(`_take_frames`); websockets' Sans-I/O protocol still does the handshake, pings,
+closes, size limits and every other kind of frame. Either way each complete message
+goes to the inbox and wakes the session (server/session.py) that handles it.
 """
 
 from __future__ import annotations
