@@ -8,13 +8,19 @@ What it does (loopback only, bounded in time and connection count, stops by itse
 - a bare echo server (websockets, msgpack decode + encode, no compression) runs in a child
   process; N closed-loop bots send it move-sized frames: round trips per second, p50/p99
   round trip, server CPU per message;
+- the bots of both loads run in this process on the lean client of bench/lean_client.py
+  (raw frames on an asyncio protocol), not on websockets' client: they share the CPUs
+  with the server under test, and websockets' client took them 30-60 us a move, half
+  what the race server itself spent, so the ratio measured the bots as much as the
+  servers;
 - the real `solitaire-server` runs beside it (REDIS_URL if set, else a valkey-server of the
   bench's own in a temporary directory) with the per-connection rate limit lifted (the bots
   play as fast as replies come) and no background search for daily deals; N bots, each
   the only seat of its own race, play legal moves of Doublets computed with the engine
-  from the deal (a bot that finishes a game creates and starts a new race). Every move is
-  checked and stored before its reply; at the end the stored move counts are compared with
-  the acknowledged ones;
+  from the deal (a bot that finishes a game creates and starts a new race; its first game
+  it resigns at a random point, so that the bots' races do not all end together). Every
+  move is checked and stored before its reply; at the end the stored move counts are
+  compared with the acknowledged ones;
 - each run measures `--seconds` from `--warmup` seconds after its last bot became ready
   (connected, and for the race server greeted and playing its first race): 200 bots
   greeting and starting races at once take a few seconds here, and those first moves
@@ -46,6 +52,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import msgspec
 from websockets.asyncio.client import connect
@@ -54,6 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from bench.lean_client import LeanClient  # noqa: E402
 from engine.solve.bot import choose_move  # noqa: E402
 from server.app import GC_YOUNG_THRESHOLD  # noqa: E402
 from server.embedded_redis import EmbeddedRedis  # noqa: E402
@@ -218,7 +226,8 @@ def summarise(name: str, load: Load, seconds: float, cpu: float) -> Figures:
 
 async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: Window,
                    load: Load) -> None:  # fmt: skip
-    async with connect(url, compression=None, open_timeout=60) as ws:
+    ws = await lean_connect(url)
+    try:
         _seed, moves = seqs[i % len(seqs)]
         gid = f"r.BENCH{i}.player{i}"
         n = 0
@@ -228,7 +237,7 @@ async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
             if now >= window.end:
                 break
             m = moves[n % len(moves)]
-            await ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": n}))
+            ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": n}))
             reply = read_reply(await ws.recv())
             done = time.perf_counter()
             if reply.re != n:
@@ -237,10 +246,19 @@ async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
                 load.rtts.append(done - now)
                 load.moves += 1
             n += 1
+    finally:
+        ws.close()
 
 
-async def request(ws, msg: dict, rid: int) -> dict:  # type: ignore[no-untyped-def]
-    await ws.send(enc({**msg, "id": rid}))
+async def lean_connect(url: str) -> LeanClient:
+    """A bot's connection: the lean client of lean_client.py (for both loads alike)."""
+    parts = urlsplit(url)
+    assert parts.hostname and parts.port
+    return await LeanClient.connect(parts.hostname, parts.port, parts.path or "/")
+
+
+async def request(ws: LeanClient, msg: dict, rid: int) -> dict:  # type: ignore[type-arg]
+    ws.send(enc({**msg, "id": rid}))
     while True:
         reply = dec(await ws.recv())
         if reply.get("re") == rid:
@@ -249,7 +267,8 @@ async def request(ws, msg: dict, rid: int) -> dict:  # type: ignore[no-untyped-d
 
 async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: Window,
                    load: Load) -> None:  # fmt: skip
-    async with connect(url, compression=None, max_size=2**20, open_timeout=60) as ws:
+    ws = await lean_connect(url)
+    try:
         rid = 0
         welcome = await request(ws, {"t": "hello", "v": 1, "name": f"bot{i}"}, rid)
         assert welcome["t"] == "welcome", welcome
@@ -265,15 +284,21 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
             assert started["t"] == "start", started
             gid = f"r.{created['race']}.{welcome['player']}"
             load.races += 1
+            cut = first
             if first:
                 window.bot_ready()
                 first = False
+                # Bots that start together would finish their games together, and every
+                # race's end and the next one's creation would fall in the same half second
+                # again and again: players of a real server come and go at random. So each
+                # bot resigns its first game at a random point.
+                moves = moves[: random.Random(i).randint(1, len(moves))]
             for n, m in enumerate(moves):
                 now = time.perf_counter()
                 if now >= window.end:
                     break
                 rid += 1
-                await ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": rid}))
+                ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": rid}))
                 while True:
                     reply = read_reply(await ws.recv())
                     if reply.re == rid:
@@ -286,6 +311,12 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
                 if now >= window.start:  # the warm-up is not counted
                     load.rtts.append(done - now)
                     load.moves += 1
+            else:
+                if cut:
+                    rid += 1
+                    await request(ws, {"t": "resign", "gid": gid}, rid)
+    finally:
+        ws.close()
 
 
 async def drive(bot, url: str, players: int, seconds: float, warmup: float, seqs,
