@@ -27,10 +27,11 @@ from server.http import HttpRoutes, Metrics
 from server.hub import Hub
 from server.live import LiveGames
 from server.races import Race
+from server.redis_client import create_redis
 from server.referee import Outcome, close_if_due
 from server.session import Session
 from server.solver_pool import SolverPool
-from server.store import Store, create_redis
+from server.store import Store
 
 log = logging.getLogger(__name__)
 

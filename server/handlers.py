@@ -28,8 +28,8 @@ from server.games import (
     decide_move,
     decide_resign,
 )
+from server.redis_client import StoreUnavailable
 from server.referee import close_if_due
-from server.store import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.app import App

@@ -23,7 +23,7 @@ from server import protocol as p
 from server.connection import InboxConnection
 from server.handlers import handle_hello
 from server.ratelimit import FloodGuard, TokenBucket
-from server.store import StoreUnavailable
+from server.redis_client import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.app import App
