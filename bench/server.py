@@ -284,7 +284,7 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
             assert started["t"] == "start", started
             gid = f"r.{created['race']}.{welcome['player']}"
             load.races += 1
-            cut = first
+            resign = False
             if first:
                 window.bot_ready()
                 first = False
@@ -292,7 +292,8 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
                 # race's end and the next one's creation would fall in the same half second
                 # again and again: players of a real server come and go at random. So each
                 # bot resigns its first game at a random point.
-                moves = moves[: random.Random(i).randint(1, len(moves))]
+                stop = random.Random(i).randint(1, len(moves))
+                moves, resign = moves[:stop], stop < len(moves)
             for n, m in enumerate(moves):
                 now = time.perf_counter()
                 if now >= window.end:
@@ -311,8 +312,8 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
                 if now >= window.start:  # the warm-up is not counted
                     load.rtts.append(done - now)
                     load.moves += 1
-            else:
-                if cut:
+            else:  # no break: played to the end, or to the point where it resigns
+                if resign:
                     rid += 1
                     await request(ws, {"t": "resign", "gid": gid}, rid)
     finally:
