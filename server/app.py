@@ -36,6 +36,15 @@ from server.store import Store
 log = logging.getLogger(__name__)
 
 GC_YOUNG_THRESHOLD = 20_000  # allocations between collections of the youngest generation
+MEMO_MAX = 10_000  # races each of App's memos holds before it starts over
+
+
+def _remember(memo: dict[str, Any], key: str, value: Any) -> None:
+    """`memo[key] = value`, emptying a full memo first: what a memo holds is a shortcut
+    that the store can always give again, so forgetting it all at once costs only reads."""
+    if len(memo) >= MEMO_MAX:
+        memo.clear()
+    memo[key] = value
 
 
 class App:
@@ -88,15 +97,11 @@ class App:
         return players
 
     def remember_race_players(self, code: str, players: list[str]) -> None:
-        if len(self._race_players) >= 10_000:
-            self._race_players.clear()
-        self._race_players[code] = players
+        _remember(self._race_players, code, players)
 
     def remember_lobby(self, race: Race) -> None:
         """A race in its lobby as this process has just written it."""
-        if len(self._lobbies) >= 10_000:
-            self._lobbies.clear()
-        self._lobbies[race.code] = (self.clock.now_ms(), race)
+        _remember(self._lobbies, race.code, (self.clock.now_ms(), race))
 
     def last_lobby(self, code: str) -> Race | None:
         """The race as this process last wrote it in its lobby (forgotten once asked for):

@@ -165,12 +165,11 @@ return 1
 
 # KEYS: running index; ARGV: code, score it had when read.
 # Drops the entry only if nobody re-scored it since.
-_UNINDEX_BODY = """
+UNINDEX = """
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) return 1 end
 return 0
 """
-UNINDEX = _UNINDEX_BODY
 
 # The same, only if the race has closed. KEYS: running index, race meta. ARGV: as UNINDEX.
 # The index and the race hash to different cluster slots: on a single Redis only, where it
@@ -179,7 +178,7 @@ UNINDEX_CLOSED = (
     """
 if redis.call('HGET', KEYS[2], 'status') ~= 'done' then return 0 end
 """
-    + _UNINDEX_BODY
+    + UNINDEX
 )
 
 # KEYS: running index; ARGV: code, deadline ms. On a single Redis, before START_RACE in one
