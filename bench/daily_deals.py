@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import engine
 from engine.solve import solve
 from server.config import DEFAULT
-from server.daily import daily_seed
+from server.daily.seeds import daily_seed
 from server.solver_pool import find_daily_deal
 
 SECRET = b"bench-daily-deals"

@@ -41,9 +41,9 @@ from websockets.asyncio.client import connect
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server.daily import utc_date  # noqa: E402
-from server.embedded_redis import EmbeddedRedis, free_port  # noqa: E402
-from server.leaderboard import Keys, LeaderboardStore, Result  # noqa: E402
+from server.daily.seeds import utc_date  # noqa: E402
+from server.store.boards import Keys, LeaderboardStore, Result  # noqa: E402
+from server.store.embedded import EmbeddedRedis, free_port  # noqa: E402
 
 GAME = "hopscotch"
 

@@ -64,7 +64,7 @@ import engine  # noqa: E402
 from bench.lean_client import LeanClient  # noqa: E402
 from engine.solve.bot import choose_move  # noqa: E402
 from server.app import GC_YOUNG_THRESHOLD  # noqa: E402
-from server.embedded_redis import EmbeddedRedis  # noqa: E402
+from server.store.embedded import EmbeddedRedis  # noqa: E402
 
 GAME = "doublets"
 enc = msgspec.msgpack.encode
@@ -496,7 +496,7 @@ async def run(args: argparse.Namespace) -> int:
               f"p99 {server_f.p99_ms / echo_f.p99_ms:.2f} (target <= 3), "
               f"server CPU per move {server_f.cpu_us / echo_f.cpu_us:.1f}x")  # fmt: skip
         if commit:
-            print("  server's " + commit[-1].split("server.store: ", 1)[-1])
+            print("  server's " + commit[-1].split("server.store.store: ", 1)[-1])
         print(f"  races played: {total.races}; errors: {total.errors}; "
               f"acknowledged moves found in the store: {stored[0]} of {stored[1]}")  # fmt: skip
         if args.idle:
@@ -532,7 +532,7 @@ async def stored_moves(url: str, namespace: str, load: Load) -> tuple[int, int]:
     """(acknowledged moves found in Redis, acknowledged moves) over every bot game."""
     import redis.asyncio as aioredis
 
-    from server.keys import Keys
+    from server.store.keys import Keys
 
     r = aioredis.Redis.from_url(url)
     keys = Keys(namespace)

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from server import logs
 from server.config import Config
-from server.embedded_redis import EmbeddedRedis
 from server.runner import serve
+from server.store.embedded import EmbeddedRedis
 
 log = logging.getLogger("server")
 

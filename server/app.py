@@ -13,25 +13,26 @@ from typing import Any
 from websockets.asyncio.server import serve
 
 import engine
-from server import protocol as p
-from server.bots import BotRunner
-from server.bus import Bus
+import protocol as p
 from server.clock import Clock
 from server.config import Config
-from server.connection import InboxConnection
-from server.daily import DailyService
-from server.daily_deals import DailyDeals
-from server.games import GameRecord
-from server.handlers import build_handlers
-from server.http import HttpRoutes, Metrics
-from server.hub import Hub
-from server.live import LiveGames
-from server.races import Race
-from server.redis_client import create_redis
-from server.referee import Outcome, close_if_due
-from server.session import Session
+from server.daily.deals import DailyDeals
+from server.daily.service import DailyService
+from server.edge.connection import InboxConnection
+from server.edge.http import HttpRoutes
+from server.edge.hub import Hub
+from server.edge.session import Session
+from server.metrics import Metrics
+from server.play.bots import BotRunner
+from server.play.cache import LiveGames
+from server.play.game_machine import GameRecord
+from server.play.handlers import build_handlers
+from server.play.race_machine import Race
+from server.play.referee import Outcome, close_if_due
 from server.solver_pool import SolverPool
-from server.store import Store
+from server.store.bus import Bus
+from server.store.redis_client import create_redis
+from server.store.store import Store
 
 log = logging.getLogger(__name__)
 

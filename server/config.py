@@ -13,6 +13,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from protocol.limits import DEFAULT_LIMITS as _L
+from protocol.limits import Limits
+
 
 @dataclass(frozen=True)
 class Config:
@@ -36,18 +39,20 @@ class Config:
     max_frame_bytes: int = 16 * 1024  # larger frames close the connection with 1009
     max_outbox_bytes: int = 256 * 1024  # a client that reads slower than this is dropped
 
-    # Protocol field limits (PROTOCOL.md).
-    name_max_chars: int = 24
-    token_max_chars: int = 128
-    gid_max_chars: int = 96
-    race_code_max_chars: int = 16
-    move_max_chars: int = 16
-    max_moves_per_game: int = 100_000
-    min_players: int = 2
-    max_players: int = 16
-    default_max_players: int = 8
-    min_time_limit_s: int = 30
-    max_time_limit_s: int = 7200
+    # Protocol field limits (protocol/limits.py has the protocol's defaults).
+    name_max_chars: int = _L.name_max_chars
+    token_max_chars: int = _L.token_max_chars
+    gid_max_chars: int = _L.gid_max_chars
+    race_code_max_chars: int = _L.race_code_max_chars
+    move_max_chars: int = _L.move_max_chars
+    max_moves_per_game: int = _L.max_moves_per_game
+    min_players: int = _L.min_players
+    max_players: int = _L.max_players
+    default_max_players: int = _L.default_max_players
+    min_time_limit_s: int = _L.min_time_limit_s
+    max_time_limit_s: int = _L.max_time_limit_s
+    leaderboard_max_rows: int = _L.leaderboard_max_rows
+    leaderboard_default_rows: int = _L.leaderboard_default_rows
 
     # Race lifetime.
     race_code_length: int = 6
@@ -66,7 +71,7 @@ class Config:
     # Solvers (server/solver_pool.py): CPU-heavy searches run in a bounded process pool.
     solver_workers: int = 2  # processes; the event loop never runs a search
     solver_queue_max: int = 16  # searches waiting or running at once; more get `unavailable`
-    # Winnable dailies (server/daily_deals.py): candidates from the day's HMAC seed on, each
+    # Winnable dailies (server/daily/deals.py): candidates from the day's HMAC seed on, each
     # searched up to daily_budget_nodes positions (deterministic, so every instance would pick
     # the same deal; the first one stored wins anyway) or daily_budget_s, whichever comes first.
     daily_budget_nodes: int = 60_000
@@ -76,14 +81,19 @@ class Config:
     daily_prepare_delay_s: float = 5.0  # first pass after start-up: reconnecting players first
     daily_prepare_interval_s: float = 60.0  # how often today's and tomorrow's deals are checked
     daily_lock_s: float = 30.0  # lock of the instance searching a day's deal, renewed meanwhile
-    # Practice games (server/practice.py).
+    # Practice games (server/play/practice.py).
     hint_budget_s: float = 1.0
     practice_ttl_s: int = 7 * 24 * 3600  # an idle practice game is forgotten after this
-    # Bots (server/bots.py).
+    # Bots (server/play/bots.py).
     bot_think_scale: float = 1.0  # multiplies every bot's think time (tests use 0.01)
     bot_lease_s: float = 10.0  # an instance drives a race's bots while it renews this lease
     bot_solve_budget_s: float = 2.0  # per search of a medium or hard bot
     bot_stall_moves: int = 150  # a bot resigns after this many moves without a card home
+
+    @property
+    def limits(self) -> Limits:
+        """The protocol field limits this server runs with (its request decoder's)."""
+        return Limits(**{f.name: getattr(self, f.name) for f in fields(Limits)})
 
     @property
     def flood_limit(self) -> float:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from support.server_proc import ServerFactory, ServerProcess, delete_namespace
 
-from server.embedded_redis import EmbeddedRedis
+from server.store.embedded import EmbeddedRedis
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """How a bot chooses its moves and how long it thinks: the one policy that the server's bot
-seats (server/bots.py) and the load benchmark's bot clients (bench/server.py) both use.
+seats (server/play/bots.py) and the load benchmark's bot clients (bench/server.py) both use.
 
 Pure, like the rest of `engine/`: the caller passes its own `random.Random`.
 

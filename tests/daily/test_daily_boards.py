@@ -17,8 +17,8 @@ from support.server_proc import ServerFactory
 from support.ws_client import Client
 
 import engine
-from server.daily import daily_seed
-from server.leaderboard import Keys, LeaderboardStore, Result
+from server.daily.seeds import daily_seed
+from server.store.boards import Keys, LeaderboardStore, Result
 
 GAME = "quatorze"
 # Names are at most 24 characters: these are as hostile as a name can be.

@@ -12,7 +12,7 @@ from support.server_proc import ServerFactory
 from support.ws_client import Client
 
 import engine
-from server.daily import daily_seed
+from server.daily.seeds import daily_seed
 
 GAME = "hopscotch"
 # A day far from today, so that the test never depends on the real date.
@@ -128,7 +128,7 @@ async def test_two_days_of_daily_play(servers: ServerFactory, redis: aioredis.Re
         assert y["total"] == 3
         secret = await redis.hget(f"{{{servers.namespace}:server}}:config", "secret")
         # The day's deal: the first seed from the day's HMAC seed on that the solver proved
-        # winnable (server/daily_deals.py), published with its winning line and par.
+        # winnable (server/daily/deals.py), published with its winning line and par.
         deal = await redis.hgetall(f"{{{servers.namespace}:day:{GAME}:{DAY1.isoformat()}}}:deal")
         first = daily_seed(secret.encode(), DAY1, GAME)
         assert y["seed"] == int(deal["seed"]) == first + int(deal["candidates"]) - 1

@@ -9,15 +9,15 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from server.daily import daily_seed, parse_date, utc_date
-from server.leaderboard import (
+from server.daily.seeds import daily_seed, parse_date, utc_date
+from server.store.boards import (
     Keys,
     LeaderboardStore,
     Result,
     pack_all_time,
     pack_day,
 )
-from server.stats import StatsStore
+from server.store.stats import StatsStore
 
 GAME = "doublets"
 DAY = "2026-03-14"

@@ -13,9 +13,10 @@ from support.server_proc import delete_namespace
 
 import engine
 from server.config import Config
-from server.daily import DAY_MS, SWEEP_BATCH, DailyService, day_start_s
-from server.redis_client import create_redis
-from server.store import Store
+from server.daily.seeds import DAY_MS, day_start_s
+from server.daily.service import SWEEP_BATCH, DailyService
+from server.store.redis_client import create_redis
+from server.store.store import Store
 
 DAY = dt.date(2030, 7, 1)
 MIDNIGHT_MS = int(day_start_s(DAY) * 1000) + DAY_MS

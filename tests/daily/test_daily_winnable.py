@@ -18,7 +18,7 @@ from support.ws_client import Client
 import engine
 from engine.solve import next_seed, solve
 from server.config import DEFAULT
-from server.daily import daily_seed
+from server.daily.seeds import daily_seed
 
 FAST = {"SOLITAIRE_RATE": "1000", "SOLITAIRE_BURST": "1000"}
 DAY_S = 86_400

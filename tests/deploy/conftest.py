@@ -20,7 +20,7 @@ import pytest
 import redis
 import yaml
 
-from server.embedded_redis import EmbeddedRedis, valkey_server_binary
+from server.store.embedded import EmbeddedRedis, valkey_server_binary
 
 COMPOSE_CLUSTER = Path(__file__).resolve().parents[2] / "deploy" / "compose.redis-cluster.yml"
 READY_TIMEOUT_S = 30.0

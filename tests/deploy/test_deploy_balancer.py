@@ -23,8 +23,8 @@ from deploy_race import Player, RollingRestart, race_code, seat_and_start
 from support.debian import debian_tool
 from support.server_proc import ServerProcess, delete_namespace
 
-from server.embedded_redis import free_port
-from server.keys import Keys
+from server.store.embedded import free_port
+from server.store.keys import Keys
 
 HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
 GAME = "bakers_game"

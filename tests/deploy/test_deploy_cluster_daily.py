@@ -11,8 +11,8 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
-from server.leaderboard import Keys, LeaderboardStore, Result
-from server.stats import StatsStore
+from server.store.boards import Keys, LeaderboardStore, Result
+from server.store.stats import StatsStore
 
 GAMES = ("doublets", "quatorze")
 DAYS = [dt.date(2026, 3, 10) + dt.timedelta(days=i) for i in range(4)]

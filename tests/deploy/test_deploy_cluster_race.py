@@ -20,7 +20,7 @@ from support.server_proc import ServerProcess
 from websockets.exceptions import ConnectionClosed
 
 import engine
-from server.keys import Keys
+from server.store.keys import Keys
 
 GAME = "bakers_game"
 PLAYERS = 4

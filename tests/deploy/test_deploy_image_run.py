@@ -30,7 +30,7 @@ import yaml
 from deploy_files import ROOT, image_stages
 from support.server_proc import delete_namespace
 
-from server.embedded_redis import EmbeddedRedis, free_port
+from server.store.embedded import EmbeddedRedis, free_port
 
 NOBODY = 65534
 DOCKER_DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -388,7 +388,7 @@ def test_haproxy_accepts_its_config() -> None:
 def test_the_matcher_follows_dockers_rules() -> None:
     """The .dockerignore reading above must itself be right for the checks to mean anything."""
     assert fnmatch.fnmatch("x", "*")  # sanity of the comparison below
-    assert _pattern_regex("**/__pycache__").fullmatch("server/pages/__pycache__")
+    assert _pattern_regex("**/__pycache__").fullmatch("server/edge/pages/__pycache__")
     assert _pattern_regex("**/__pycache__").fullmatch("__pycache__")
     assert not _pattern_regex("*").fullmatch("server/x.py")
     assert _pattern_regex("server").fullmatch("server")

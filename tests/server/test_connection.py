@@ -1,4 +1,4 @@
-"""How messages reach the server (server/connection.py): fragments, pipelining, order."""
+"""How messages reach the server (server/edge/connection.py): fragments, pipelining, order."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ async def test_text_frames_after_hello_are_bad_requests(server):
 
 # ---------------------------------------------------------------- frames cut anywhere
 # The server takes whole binary frames itself and leaves everything else to websockets'
-# parser (server/connection.py); these drive a raw TCP socket, so that where each write
+# parser (server/edge/connection.py); these drive a raw TCP socket, so that where each write
 # ends is ours to choose, and check that no cut loses, duplicates or garbles a message.
 
 

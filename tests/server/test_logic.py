@@ -16,17 +16,17 @@ from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
 import engine
+import protocol as p
 from engine.solve.bot import choose_move
-from server import protocol as p
 from server.app import App
 from server.clock import Clock
 from server.config import Config
-from server.connection import binary_frame_header, parser_at_frame_boundary
-from server.games import Applied, GameRecord, LiveGame, decide_move, decide_resign
-from server.keys import Keys, daily_gid, race_gid
-from server.live import LiveGames
-from server.races import Race, close_records, normalise_code, result
-from server.ratelimit import FloodGuard, TokenBucket
+from server.edge.connection import binary_frame_header, parser_at_frame_boundary
+from server.edge.ratelimit import FloodGuard, TokenBucket
+from server.play.cache import LiveGames
+from server.play.game_machine import Applied, GameRecord, LiveGame, decide_move, decide_resign
+from server.play.race_machine import Race, close_records, normalise_code, result
+from server.store.keys import Keys, daily_gid, race_gid
 
 
 def record(player: str, score: int, moves: int, finished_at: int, **kw: object) -> GameRecord:
@@ -137,7 +137,7 @@ def test_seats_tied_within_one_millisecond_are_listed_in_the_order_they_finished
 
 @pytest.mark.parametrize("length", [0, 1, 125, 126, 127, 65535, 65536, 70000])
 def test_binary_frame_header_is_the_one_websockets_writes(length):
-    # The server frames its sends itself (server/connection.py); websockets' own
+    # The server frames its sends itself (server/edge/connection.py); websockets' own
     # serializer is the reference for every length encoding (7-bit, 16-bit, 64-bit).
     payload = bytes(range(256)) * (length // 256) + bytes(length % 256)
     expected = Frame(Opcode.BINARY, payload).serialize(mask=False)
@@ -200,7 +200,7 @@ def test_a_write_stores_every_field_that_the_move_changed(game, resign_at):
 
 
 def test_the_parser_is_seen_between_frames_only_when_it_is():
-    """server/connection.py takes whole frames itself only while websockets' parser waits
+    """server/edge/connection.py takes whole frames itself only while websockets' parser waits
     between frames: true after the handshake and after a whole frame, false with a
     partial frame in its buffer or with a header taken and the payload still to come."""
     client = ClientProtocol(parse_uri("ws://127.0.0.1/ws"))

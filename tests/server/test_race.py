@@ -9,7 +9,7 @@ from helpers import close_all, seat_race
 from support.ws_client import Client
 
 import engine
-from server.keys import Keys
+from server.store.keys import Keys
 
 
 def expected_ranking(rows: list[dict]) -> list[tuple[int, str]]:

@@ -12,7 +12,7 @@ from support.ws_client import Client
 from websockets.exceptions import ConnectionClosed
 
 import engine
-from server.keys import Keys
+from server.store.keys import Keys
 
 
 async def _play_until_cut(client: Client, gid: str, game: str, seed: int, log: dict) -> None:

@@ -5,7 +5,7 @@ cost about a tenth of the server's CPU per move under load. Here the whole binar
 frames that clients send nearly always are cut out of the stream directly
 (`_take_frames`); websockets' Sans-I/O protocol still does the handshake, pings,
 closes, size limits and every other kind of frame. Either way each complete message
-goes to the inbox and wakes the session (server/session.py) that handles it.
+goes to the inbox and wakes the session (server/edge/session.py) that handles it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 import engine
-from server import protocol as p
+import protocol as p
 
 
 @dataclass

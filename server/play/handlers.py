@@ -4,7 +4,7 @@ A handler is `async def handle(session, msg) -> None`; it answers the request
 with exactly one reply (`session.send(...)` with `re=msg.id`, or
 `session.error(...)`) and may send events. `build_handlers()` is the dispatch
 table from request type to handler; other features register theirs there.
-The game and race rules live in server/games.py and server/races.py; this
+The game and race rules live in server/play/game_machine.py and server/play/race_machine.py; this
 module loads, asks them, stores and sends.
 """
 
@@ -15,10 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import engine
-from server import bots, daily, practice, races
-from server import protocol as p
-from server.bus import Event, encode_events
-from server.games import (
+import protocol as p
+from server.daily import service as daily
+from server.play import bots, practice
+from server.play import race_machine as races
+from server.play.game_machine import (
     Applied,
     GameRecord,
     LiveGame,
@@ -28,12 +29,13 @@ from server.games import (
     decide_move,
     decide_resign,
 )
-from server.redis_client import StoreUnavailable
-from server.referee import close_if_due
+from server.play.referee import close_if_due
+from server.store.bus import Event, encode_events
+from server.store.redis_client import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.app import App
-    from server.session import Session
+    from server.edge.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -402,5 +404,5 @@ def _stored(app: App, live: LiveGame, move: str) -> None:
         log.info("game %s: player %s resigned", record.gid, record.player)
 
 
-# Bots (server/bots.py) play through exactly this path.
+# Bots (server/play/bots.py) play through exactly this path.
 play_as = _play

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from server.bus import Event
+from server.store.bus import Event
 
 
 class Receiver(Protocol):

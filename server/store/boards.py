@@ -1,23 +1,23 @@
 """Daily and all-time leaderboards in Redis sorted sets.
 
-Key layout (every key of the daily feature is named here). As in server/keys.py, each key
+Key layout (every key of the daily feature is named here). As in server/store/keys.py, each key
 starts with a Redis Cluster hash tag holding the configured namespace `ns`, so every
 multi-key command or script below touches keys of a single slot:
 
     {ns:day:GAME:DATE}:board        zset   one member per finished attempt of that day
     {ns:day:GAME:DATE}:entries      hash   player -> SEQ(10 digits) + JSON entry
     {ns:day:GAME:DATE}:deal         hash   the day's deal: seed, line, par, candidates, proven
-                                           (written once, by server/daily_deals.py)
+                                           (written once, by server/daily/deals.py)
     {ns:day:GAME:DATE}:deal_lock    string lock: the instance searching for that deal
     {ns:alltime:GAME}:board         zset   one member per player who ever finished a daily
-    {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/stats.py)
+    {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/store/stats.py)
     {ns:alltime:GAME}:seq           string counter giving all-time members their SEQ
     {ns:alltime:GAME}:played:PID    zset   days (as day numbers) the player finished a daily
     {ns:alltime:GAME}:won:PID       zset   days the player won
     {ns:daily}:open                 zset   gids of daily attempts not yet ranked, by day end (ms)
     {ns:daily}:sweep                string lock: the instance closing attempts whose day is over
 
-Daily attempts themselves are games of the server's store (server/keys.py), gid
+Daily attempts themselves are games of the server's store (server/store/keys.py), gid
 `d.DATE.GAME.PID`, kept under their player's hash tag.
 
 Day boards rank by score (higher first), then time_ms (lower first), then moves (fewer first),
@@ -52,6 +52,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+
+from protocol.messages import Entry
 
 SCORE_BITS = 6
 TIME_BITS = 31
@@ -157,25 +159,6 @@ class _DayRow(msgspec.Struct):
     won: bool
 
 
-class Entry(msgspec.Struct, omit_defaults=True):
-    """A ranked row as the `leaderboard` message carries it.
-
-    On all-time boards `score`, `moves` and `time_ms` are totals over every daily attempt,
-    `won` says whether the player ever won one, and the extra fields are filled in.
-    """
-
-    rank: int
-    player: str
-    name: str
-    score: int
-    moves: int
-    time_ms: int
-    won: bool
-    days_won: int | None = None
-    played: int | None = None
-    best_streak: int | None = None
-
-
 class Board(msgspec.Struct, omit_defaults=True):
     """A window of one board: the `leaderboard` message without `t`, `re` and `seed`."""
 
@@ -237,7 +220,7 @@ return {total, start, first_rank, me_rank, me_row, ms, rows}
 
 
 class AllTimeRow(msgspec.Struct):
-    """A player's running totals for one game (the all-time hash's JSON; see server/stats.py)."""
+    """A player's running totals for one game (the all-time hash's JSON; server/store/stats.py)."""
 
     name: str = ""
     played: int = 0

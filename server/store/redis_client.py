@@ -24,7 +24,7 @@ def create_redis(config: Config, url: str, *, decode_responses: bool = True) -> 
     """The one place where Redis clients are made.
 
     With `redis_cluster`, `url` names one node of a Redis Cluster and the client finds the
-    others. Every key carries a hash tag (server/keys.py), so each script and pipeline entry
+    others. Every key carries a hash tag (server/store/keys.py), so each script and pipeline entry
     touches one slot; the bus's plain PUBLISH/SUBSCRIBE works on any node, since a cluster
     forwards every published message to all its nodes.
     """

@@ -23,16 +23,17 @@ import secrets
 from typing import TYPE_CHECKING
 
 import engine
-from server import protocol as p
-from server import races, solver_pool
-from server.bus import Event, encode_events
-from server.games import GameRecord, LiveGame, dealt_fields
-from server.keys import practice_gid
+import protocol as p
+from server import solver_pool
+from server.play import race_machine as races
+from server.play.game_machine import GameRecord, LiveGame, dealt_fields
 from server.solver_pool import SolverBusy
-from server.store import flat_fields
+from server.store.bus import Event, encode_events
+from server.store.keys import practice_gid
+from server.store.store import flat_fields
 
 if TYPE_CHECKING:
-    from server.session import Session
+    from server.edge.session import Session
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,8 @@ from importlib import resources
 from string import Template
 from urllib.parse import quote
 
-from server.leaderboard import ALL_TIME, Board, Entry
+from protocol.messages import Entry
+from server.store.boards import ALL_TIME, Board
 
 GAME_TITLES = {
     "doublets": "Doublets",

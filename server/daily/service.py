@@ -8,10 +8,7 @@ and anyone can check afterwards that the deal was fixed in advance.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import hmac
 import logging
-import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,83 +16,29 @@ from typing import TYPE_CHECKING, Any
 from redis.exceptions import RedisError
 
 import engine
-from server import protocol as p
-from server.bus import Event, encode_events
-from server.daily_deals import DailyDeal, DailyDeals
-from server.games import GameRecord, LiveGame, dealt_fields
-from server.keys import daily_gid
-from server.leaderboard import (
+import protocol as p
+from server.daily.deals import DailyDeal, DailyDeals
+from server.daily.seeds import DAY_MS, daily_seed, day_start_s, parse_date, utc_date
+from server.play.game_machine import GameRecord, LiveGame, dealt_fields
+from server.store.boards import (
     ALL_TIME,
     DEFAULT_LIMIT,
     Board,
-    Entry,
     Keys,
     LeaderboardStore,
     Result,
 )
-from server.stats import GameStats, StatsStore
+from server.store.bus import Event, encode_events
+from server.store.keys import daily_gid
+from server.store.stats import StatsStore
 
 if TYPE_CHECKING:
-    from server.http import Metrics
-    from server.session import Session
+    from server.edge.session import Session
+    from server.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
-DAY_MS = 86_400_000
 SWEEP_BATCH = 200
-
-SEED_MAX = 2**31 - 1
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-def daily_seed(secret: bytes, date: dt.date | str, game: str) -> int:
-    """The seed of `game`'s daily deal on `date` (the one place that chooses daily deals)."""
-    day = date.isoformat() if isinstance(date, dt.date) else date
-    digest = hmac.new(secret, f"{day}:{game}".encode(), hashlib.sha256).digest()
-    # 64 bits reduced modulo 2^31 - 1: the bias is below 2^-32, invisible.
-    return int.from_bytes(digest[:8], "big") % SEED_MAX + 1
-
-
-def utc_date(now_s: float) -> dt.date:
-    """The UTC calendar date at `now_s` seconds since the epoch (the server's clock)."""
-    return dt.datetime.fromtimestamp(now_s, dt.UTC).date()
-
-
-def day_start_s(date: dt.date) -> float:
-    """Seconds since the epoch at 00:00 UTC of `date`."""
-    return dt.datetime(date.year, date.month, date.day, tzinfo=dt.UTC).timestamp()
-
-
-def parse_date(text: object) -> dt.date | None:
-    """A strict YYYY-MM-DD date, or None for anything else (wrong type, shape or calendar day)."""
-    if not isinstance(text, str) or not _ISO_DATE.fullmatch(text):
-        return None
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        return None
-
-
-class LeaderboardReply(p.Message, tag="leaderboard"):
-    """The `leaderboard` message (and the JSON of /leaderboard/GAME/DATE.json)."""
-
-    game: str
-    date: str
-    total: int
-    entries: list[Entry]
-    me: Entry | None = None
-    seed: int | None = None
-    # Past days only: a winning line of the deal and its length (absent when none is known).
-    par: int | None = None
-    line: list[str] | None = None
-
-
-class StatsReply(p.Message, tag="stats"):
-    """The `stats` message: a player's daily statistics per game."""
-
-    player: str
-    name: str
-    games: dict[str, GameStats]
 
 
 class DailyRefused(Exception):
@@ -130,7 +73,7 @@ return 1
 class DailyService:
     """The daily challenge over the stores: attempts, dates, seeds, boards and stats.
 
-    `store` is the server's game store (server/store.py): a daily attempt is one of its games,
+    `store` is the server's game store (server/store/store.py): a daily attempt is one of its games,
     kind "daily", that ends at the next 00:00 UTC.
     """
 
@@ -162,7 +105,7 @@ class DailyService:
         return utc_date(self.clock())
 
     def seed(self, game: str, date: dt.date) -> int:
-        """The day's HMAC seed: the first candidate for its deal (server/daily_deals.py)."""
+        """The day's HMAC seed: the first candidate for its deal (server/daily/deals.py)."""
         return daily_seed(self.secret, date, game)
 
     async def deal(self, game: str, date: dt.date) -> DailyDeal:
@@ -375,7 +318,7 @@ class DailyService:
 
     async def leaderboard(
         self, game: str, date_text: str | None, limit: int | None, asker: str, around_me: bool
-    ) -> LeaderboardReply:
+    ) -> p.LeaderboardReply:
         start = time.perf_counter()
         found = await self.find_board(
             game, date_text, limit=limit or DEFAULT_LIMIT, asker=asker, around_me=around_me
@@ -388,8 +331,8 @@ class DailyService:
         return self.leaderboard_message(*found)
 
     @staticmethod
-    def leaderboard_message(board: Board, deal: DailyDeal | None) -> LeaderboardReply:
-        return LeaderboardReply(
+    def leaderboard_message(board: Board, deal: DailyDeal | None) -> p.LeaderboardReply:
+        return p.LeaderboardReply(
             game=board.game,
             date=board.date,
             total=board.total,
@@ -402,16 +345,16 @@ class DailyService:
 
     # ------------------------------------------------------------ stats
 
-    async def player_stats(self, player: str) -> StatsReply:
+    async def player_stats(self, player: str) -> p.StatsReply:
         name = await self.store.player_name(player)
         if name is None:
             raise DailyRefused(p.NOT_FOUND, "no such player")
         _, per_game = await self.stats.player_stats(self.games, player, self.today())
-        return StatsReply(player=player, name=name, games=per_game)
+        return p.StatsReply(player=player, name=name, games=per_game)
 
 
 # ---------------------------------------------------------------- request handlers
-# Registered in server/handlers.py's dispatch table.
+# Registered in server/play/handlers.py's dispatch table.
 
 
 async def handle_daily(session: Session, msg: p.Daily) -> None:

@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 import msgspec
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
-from server import scripts
-from server.redis_client import StoreUnavailable
+from server.store import scripts
+from server.store.redis_client import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """One WebSocket connection: greeting, rate limits, decoding, dispatch, sending.
 
-Messages arrive in the connection's inbox (server/connection.py); a worker task,
+Messages arrive in the connection's inbox (server/edge/connection.py); a worker task,
 started when one arrives and gone when the inbox is empty, handles them one at a
 time, in order. Sending never waits: frames are queued and written once per turn
 of the event loop.
@@ -19,11 +19,11 @@ from redis.exceptions import RedisError
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State as WsState
 
-from server import protocol as p
-from server.connection import InboxConnection
-from server.handlers import handle_hello
-from server.ratelimit import FloodGuard, TokenBucket
-from server.redis_client import StoreUnavailable
+import protocol as p
+from server.edge.connection import InboxConnection
+from server.edge.ratelimit import FloodGuard, TokenBucket
+from server.play.handlers import handle_hello
+from server.store.redis_client import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.app import App

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from server import protocol as p
-from server import races
-from server.bus import Event, encode_events
-from server.keys import race_gid
+import protocol as p
+from server.play import race_machine as races
+from server.store.bus import Event, encode_events
+from server.store.keys import race_gid
 
 if TYPE_CHECKING:
     from server.app import App

@@ -1,8 +1,8 @@
-"""Protocol v1 messages as typed structs, and their validation at the edge.
+"""Protocol v1 messages as typed structs: every request, reply and event, and the codes.
 
-Client requests are decoded straight into these structs: a frame that does not
-fit (wrong type, size or range of any field) never reaches a handler. Limits
-are PROTOCOL.md's and mirror server/config.py.
+The server decodes client requests straight into these structs (protocol/decoding.py),
+so a frame that does not fit never reaches a handler; the client builds its requests
+from them and reads the server's messages into them. docs/protocol.md is the reference.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 import engine
-from server.config import DEFAULT as LIMITS
-from server.leaderboard import MAX_LIMIT
+from protocol.limits import DEFAULT_LIMITS as LIMITS
 
 VERSION = 1
 RACE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -46,7 +45,7 @@ CLOSE_TOO_BIG = 1009
 CLOSE_INTERNAL = 1011
 
 RequestId = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
-# Field limits: PROTOCOL.md's, kept in server/config.py with every other limit.
+# Field limits: the protocol's defaults (protocol/limits.py).
 Name = Annotated[str, Meta(min_length=1, max_length=LIMITS.name_max_chars)]
 Token = Annotated[str, Meta(min_length=1, max_length=LIMITS.token_max_chars)]
 Gid = Annotated[str, Meta(min_length=1, max_length=LIMITS.gid_max_chars)]
@@ -58,7 +57,7 @@ Seed = Annotated[int, Meta(ge=1, le=SEED_MAX)]
 MaxPlayers = Annotated[int, Meta(ge=LIMITS.min_players, le=LIMITS.max_players)]
 TimeLimit = Annotated[int, Meta(ge=LIMITS.min_time_limit_s, le=LIMITS.max_time_limit_s)]
 DateText = Annotated[str, Meta(min_length=1, max_length=16)]
-Limit = Annotated[int, Meta(ge=1, le=MAX_LIMIT)]  # rows of a leaderboard page
+Limit = Annotated[int, Meta(ge=1, le=LIMITS.leaderboard_max_rows)]  # rows of a leaderboard page
 PlayerId = Annotated[str, Meta(min_length=1, max_length=32)]
 
 
@@ -91,7 +90,7 @@ class Create(Request, tag="create"):
     seed: Seed | None = None
     max_players: MaxPlayers | None = None
     time_limit_s: TimeLimit | None = None
-    # Bot seats (server/bots.py), counted in max_players.
+    # Bot seats (server/play/bots.py), counted in max_players.
     bots: Annotated[int, Meta(ge=0, le=LIMITS.max_players - 1)] = 0
     bot_strength: Literal["easy", "medium", "hard"] = "medium"
 
@@ -148,7 +147,7 @@ class Stats(Request, tag="stats"):
 
 
 class Practice(Request, tag="practice"):
-    """An unranked game with undo and hints (server/practice.py); random deal if no seed."""
+    """An unranked game with undo and hints (server/play/practice.py); random deal if no seed."""
 
     game: GameId
     seed: Seed | None = None
@@ -166,92 +165,11 @@ class Hint(Request, tag="hint"):
 
 
 # Every request type the server decodes; the daily helper's messages are listed
-# here too (their handlers are registered in server/handlers.py).
+# here too (their handlers are registered in server/play/handlers.py).
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
     Practice, Undo, Hint,
 )  # fmt: skip
-
-
-class _Envelope(Struct):
-    """Just enough of a frame to name it in an error: its type and id, unparsed."""
-
-    t: msgspec.Raw = msgspec.Raw(b"")
-    id: msgspec.Raw = msgspec.Raw(b"")
-
-
-class BadFrame(Struct):
-    """A frame that did not decode into a request: what to answer."""
-
-    msg: str
-    re: int | None = None
-    t: str | None = None  # the message type, when it could be read
-
-
-class RequestDecoder:
-    """Decodes one binary frame into a Request, or says why it cannot."""
-
-    def __init__(self, types: tuple[type[Request], ...] = REQUEST_TYPES) -> None:
-        self._decoder = msgspec.msgpack.Decoder(_union(types))
-        self._envelope = msgspec.msgpack.Decoder(_Envelope)
-        self._tags = {t.__struct_config__.tag for t in types}
-
-    def decode(self, frame: bytes) -> Request | BadFrame:
-        try:
-            return self._decoder.decode(frame)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            return self._explain(frame, str(exc))
-        except RecursionError:
-            return BadFrame("message is nested too deeply")
-
-    def decode_id(self, frame: bytes) -> int | None:
-        """Just the request id of a frame, if it has a readable one."""
-        try:
-            return _small_int(self._envelope.decode(frame).id)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-            return None
-
-    def _explain(self, frame: bytes, reason: str) -> BadFrame:
-        try:
-            env = self._envelope.decode(frame)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-            return BadFrame("a frame must be one msgpack map with string keys")
-        re = _small_int(env.id)
-        t = _small_str(env.t)
-        if not env.t:
-            return BadFrame("message has no type field `t`", re)
-        if t is None:
-            return BadFrame("message type `t` must be a string", re)
-        if t not in self._tags:
-            return BadFrame(f"unknown message type {t!r}", re, t)
-        if env.id and re is None:
-            return BadFrame("`id` must be an integer", None, t)
-        return BadFrame(f"bad {t}: {reason}", re, t)
-
-
-def _union(types: tuple[type[Request], ...]) -> Any:
-    union: Any = types[0]
-    for t in types[1:]:
-        union = union | t
-    return union
-
-
-def _small_int(raw: msgspec.Raw) -> int | None:
-    if not raw:
-        return None
-    try:
-        return msgspec.msgpack.decode(raw, type=RequestId)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        return None
-
-
-def _small_str(raw: msgspec.Raw) -> str | None:
-    if not raw:
-        return None
-    try:
-        return msgspec.msgpack.decode(raw, type=Annotated[str, Meta(max_length=32)])
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        return None
 
 
 # ---------------------------------------------------------------- server messages
@@ -351,6 +269,61 @@ class HintReply(Message, tag="hint"):
     n: int  # the move count of the position the hint is for
     move: str | None  # None: no move is left
     verdict: Literal["won", "unwinnable", "gave_up"]
+
+
+class Entry(msgspec.Struct, omit_defaults=True):
+    """A ranked row as the `leaderboard` message carries it.
+
+    On all-time boards `score`, `moves` and `time_ms` are totals over every daily attempt,
+    `won` says whether the player ever won one, and the extra fields are filled in.
+    """
+
+    rank: int
+    player: str
+    name: str
+    score: int
+    moves: int
+    time_ms: int
+    won: bool
+    days_won: int | None = None
+    played: int | None = None
+    best_streak: int | None = None
+
+
+class GameStats(msgspec.Struct):
+    """One game's statistics of one player, as the `stats` message carries them."""
+
+    played: int = 0
+    won: int = 0
+    streak: int = 0
+    best_streak: int = 0
+    win_streak: int = 0
+    best_win_streak: int = 0
+    total_score: int = 0
+    # Absent (not nil) until the player has played, like every optional field we send.
+    last_played: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class LeaderboardReply(Message, tag="leaderboard"):
+    """The `leaderboard` message (and the JSON of /leaderboard/GAME/DATE.json)."""
+
+    game: str
+    date: str
+    total: int
+    entries: list[Entry]
+    me: Entry | None = None
+    seed: int | None = None
+    # Past days only: a winning line of the deal and its length (absent when none is known).
+    par: int | None = None
+    line: list[str] | None = None
+
+
+class StatsReply(Message, tag="stats"):
+    """The `stats` message: a player's daily statistics per game."""
+
+    player: str
+    name: str
+    games: dict[str, GameStats]
 
 
 class Error(Message, tag="error"):

@@ -8,10 +8,10 @@ from typing import Any
 
 import msgspec
 
-from server import protocol as p
-from server.games import GameRecord
-from server.keys import race_gid
-from server.ranking import rank_key, ranked
+import protocol as p
+from server.play.game_machine import GameRecord
+from server.play.ranking import rank_key, ranked
+from server.store.keys import race_gid
 
 LOBBY = "lobby"
 RUNNING = "running"

@@ -24,7 +24,7 @@ Pub/sub channel (plain PUBLISH reaches every node of a cluster):
 Game ids: a race seat is `r.CODE.PID`, a daily attempt `d.DATE.GAME.PID`, a practice game
 `p.GAME.NONCE.PID` (under its player's tag, like a daily).
 
-    {ns:race:CODE}:bots              hash   bot player id -> strength (server/bots.py)
+    {ns:race:CODE}:bots              hash   bot player id -> strength (server/play/bots.py)
     {ns:race:CODE}:botlease          string the instance driving the race's bots (expires)
     {ns:index}:bots                  set    race codes whose bots are to be driven
 """

@@ -26,12 +26,13 @@ import random
 import secrets
 from typing import TYPE_CHECKING, Any
 
+import protocol as p
 from engine.solve import bot as policy
-from server import protocol as p
-from server import races, solver_pool
-from server.bus import Event, encode_events
-from server.keys import race_gid
+from server import solver_pool
+from server.play import race_machine as races
 from server.solver_pool import SolverBusy
+from server.store.bus import Event, encode_events
+from server.store.keys import race_gid
 
 if TYPE_CHECKING:
     from server.app import App
@@ -208,7 +209,7 @@ class BotRunner:
 
     async def _play(self, race: races.Race, player: str, name: str, strength: str) -> None:
         """One bot seat, move after move, until its game is finished."""
-        from server.handlers import play_as  # the one move path; imported late (cycle)
+        from server.play.handlers import play_as  # the one move path; imported late (cycle)
 
         app, cfg = self.app, self.app.config
         gid = race_gid(race.code, player)

@@ -28,8 +28,8 @@ from typing import Any
 
 from server import solver_pool
 from server.config import Config
-from server.leaderboard import Keys
 from server.solver_pool import SolverPool
+from server.store.boards import Keys
 
 log = logging.getLogger(__name__)
 

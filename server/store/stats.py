@@ -1,6 +1,6 @@
 """Players' daily-challenge statistics per game, and the all-time boards they feed.
 
-For each game a player has one row (server/leaderboard.py's `AllTimeRow`, kept in the game's
+For each game a player has one row (server/store/boards.py's `AllTimeRow`, kept in the game's
 all-time hash): daily attempts finished (`played`), won, totals of score, moves and time, and two
 streaks, each with its best:
 
@@ -20,7 +20,8 @@ from typing import Any
 
 import msgspec
 
-from server.leaderboard import (
+from protocol.messages import GameStats
+from server.store.boards import (
     DAYS_WON_CAP,
     SEQ_DIGITS,
     TOTAL_SCORE_BITS,
@@ -80,20 +81,6 @@ redis.call('ZADD', KEYS[1], string.format('%.0f', packed), seq .. ':' .. player)
 redis.call('HSET', KEYS[2], player, seq .. cjson.encode(s))
 return 1
 """
-
-
-class GameStats(msgspec.Struct):
-    """One game's statistics of one player, as the `stats` message carries them."""
-
-    played: int = 0
-    won: int = 0
-    streak: int = 0
-    best_streak: int = 0
-    win_streak: int = 0
-    best_win_streak: int = 0
-    total_score: int = 0
-    # Absent (not nil) until the player has played, like every optional field we send.
-    last_played: str | msgspec.UnsetType = msgspec.UNSET
 
 
 def current(run_length: int, run_end: int, today: dt.date) -> int:

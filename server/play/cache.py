@@ -12,7 +12,7 @@ import logging
 from collections import OrderedDict, deque
 from typing import Any
 
-from server.games import LiveGame
+from server.play.game_machine import LiveGame
 
 log = logging.getLogger(__name__)
 

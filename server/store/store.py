@@ -1,8 +1,8 @@
 """The Redis store: players, races and games, behind plain async methods.
 
-Key names come from server/keys.py; atomic check-and-writes are the Lua
-scripts of server/scripts.py. Moves and resignations go through the group
-commit of server/group_commit.py; clients are made by server/redis_client.py.
+Key names come from server/store/keys.py; atomic check-and-writes are the Lua
+scripts of server/store/scripts.py. Moves and resignations go through the group
+commit of server/store/group_commit.py; clients are made by server/store/redis_client.py.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from typing import Any
 
 from redis.exceptions import NoScriptError, RedisError
 
-from server import protocol as p
-from server import scripts
+import protocol as p
 from server.config import Config
-from server.games import GameRecord
-from server.group_commit import GroupCommit, MoveOutcome
-from server.keys import GameKeys, Keys
-from server.races import Race
-from server.redis_client import StoreUnavailable
+from server.play.game_machine import GameRecord
+from server.play.race_machine import Race
+from server.store import scripts
+from server.store.group_commit import GroupCommit, MoveOutcome
+from server.store.keys import GameKeys, Keys
+from server.store.redis_client import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
