@@ -1,0 +1,2 @@
+"""The network edge: WebSocket connections, sessions, HTTP pages, rate limits, local delivery.
+"""
