@@ -42,8 +42,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server.daily.seeds import utc_date  # noqa: E402
-from server.store.boards import Keys, LeaderboardStore, Result  # noqa: E402
+from server.store.boards import LeaderboardStore, Result  # noqa: E402
 from server.store.embedded import EmbeddedRedis, free_port  # noqa: E402
+from server.store.keys import Keys  # noqa: E402
 
 GAME = "hopscotch"
 

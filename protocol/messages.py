@@ -38,6 +38,19 @@ ERROR_CODES = (
     NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, RATE_LIMITED, UNAVAILABLE, INTERNAL,
 )  # fmt: skip
 
+
+class Refused(Exception):
+    """A request refused: raised anywhere in the server, answered as one `error` reply."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def reply(self, re: int | None) -> Error:
+        return Error(re=re, code=self.code, msg=self.message)
+
+
 # Close codes (PROTOCOL.md "Close codes").
 CLOSE_GOING_AWAY = 1001
 CLOSE_POLICY = 1008

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import logging
 import secrets
 import signal
@@ -17,18 +18,19 @@ import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.daily.deals import DailyDeals
-from server.daily.service import DailyService
+from server.daily.service import DailyRequests, DailyService
 from server.edge.connection import InboxConnection
+from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
-from server.edge.session import Session
+from server.edge.session import Session, SessionContext
 from server.metrics import Metrics
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
-from server.play.game_machine import GameRecord
-from server.play.handlers import build_handlers
-from server.play.race_machine import Race
-from server.play.referee import Outcome, close_if_due
+from server.play.moves import Moves
+from server.play.players import Players
+from server.play.practice import Practice
+from server.play.races import Races
 from server.solver_pool import SolverPool
 from server.store.bus import Bus
 from server.store.redis_client import create_redis
@@ -37,18 +39,11 @@ from server.store.store import Store
 log = logging.getLogger(__name__)
 
 GC_YOUNG_THRESHOLD = 20_000  # allocations between collections of the youngest generation
-MEMO_MAX = 10_000  # races each of App's memos holds before it starts over
-
-
-def _remember(memo: dict[str, Any], key: str, value: Any) -> None:
-    """`memo[key] = value`, emptying a full memo first: what a memo holds is a shortcut
-    that the store can always give again, so forgetting it all at once costs only reads."""
-    if len(memo) >= MEMO_MAX:
-        memo.clear()
-    memo[key] = value
 
 
 class App:
+    """One server process: the store, the bus, the services of each layer, the sessions."""
+
     def __init__(self, config: Config, redis_url: str) -> None:
         self.config = config
         self.redis_url = redis_url
@@ -57,8 +52,6 @@ class App:
         self.metrics = Metrics()
         self.hub = Hub()
         self.sessions: set[Session] = set()
-        self.decoder = p.RequestDecoder()
-        self.handlers = build_handlers()
         self.draining = False
         self.port = 0
         self.store = Store(config, create_redis(config, redis_url), self.instance)
@@ -68,65 +61,26 @@ class App:
             self.store.keys.instance_channel(self.instance),
             self.hub.deliver,
         )
-        self.daily: DailyService | None = None
         self.solver = SolverPool(config.solver_workers, config.solver_queue_max)
-        self.bots = BotRunner(self)
-        self._race_players: dict[str, list[str]] = {}
-        self._lobbies: dict[str, tuple[int, Race]] = {}  # code -> (written at ms, race)
+        deliver = self.hub.deliver
+        self.players = Players(self.store, self.cache, self.clock)
+        self.races = Races(self.store, self.cache, self.clock, config, deliver)
+        self.moves = Moves(self.store, self.cache, self.races, self.clock, self.metrics, deliver)
+        self.bots = BotRunner(self.store, self.cache, self.moves, self.solver, self.clock, config)
+        self.races.bots = self.bots
+        self.practice = Practice(
+            self.store, self.cache, self.moves, self.solver, self.clock, config, deliver
+        )
+        self.daily: DailyService | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._ids = itertools.count(1)
         self._stop = asyncio.Event()
-
-    # ------------------------------------------------------------ helpers for handlers
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run a side task that nobody awaits (kept referenced until done)."""
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    def known_race_players(self, code: str) -> list[str] | None:
-        """The seated players of a started race if this process has them at hand."""
-        return self._race_players.get(code)
-
-    async def race_players(self, code: str) -> list[str]:
-        """The seated players of a started race (seats no longer change once it runs)."""
-        players = self._race_players.get(code)
-        if players is None:
-            race = await self.store.load_race(code)
-            players = race.players() if race is not None else []
-            self.remember_race_players(code, players)
-        return players
-
-    def remember_race_players(self, code: str, players: list[str]) -> None:
-        _remember(self._race_players, code, players)
-
-    def remember_lobby(self, race: Race) -> None:
-        """A race in its lobby as this process has just written it."""
-        _remember(self._lobbies, race.code, (self.clock.now_ms(), race))
-
-    def last_lobby(self, code: str) -> Race | None:
-        """The race as this process last wrote it in its lobby (forgotten once asked for):
-        a guess that saves reading it back, which the start script checks (its version).
-
-        Only while the race cannot have expired since: a later race under the same code
-        would start at the same version, and the script could not tell them apart."""
-        written, race = self._lobbies.pop(code, (0, None))
-        cfg = self.config
-        if self.clock.now_ms() - written >= 1000 * min(cfg.lobby_ttl_s, cfg.finished_race_ttl_s):
-            return None
-        return race
-
-    async def game_finished(self, record: GameRecord) -> None:
-        """A game has just ended (won, over or resigned)."""
-        if record.kind == "race":
-            await close_if_due(self, record.race)
-        elif record.kind == "daily" and self.daily is not None:
-            await self.daily.finished(record)
-
-    async def game_time_up(self, record: GameRecord) -> None:
-        """A request found a game out of time before anyone closed it."""
-        if record.kind == "race":
-            await close_if_due(self, record.race)
 
     # ------------------------------------------------------------ running
 
@@ -137,13 +91,25 @@ class App:
         self.daily = DailyService(
             self.store, secret.encode(), self.clock.now_s, engine.GAMES, self.metrics
         )
-        self.daily.deals = DailyDeals(
-            self.store.redis,
-            self.daily.keys,
-            self.daily.seed,
-            self.solver,
-            cfg,
-            self.instance,
+        self.daily.deals = DailyDeals(self.store, self.daily.seed, self.solver, cfg, self.instance)
+        self.moves.daily = self.daily
+        self.session_context = SessionContext(
+            instance=self.instance,
+            config=cfg,
+            metrics=self.metrics,
+            hub=self.hub,
+            decoder=p.RequestDecoder(),
+            players=self.players,
+            handlers=build_handlers(
+                self.races,
+                self.moves,
+                self.practice,
+                DailyRequests(self.daily, self.cache, self.clock.now_ms),
+            ),
+            spawn=self.spawn,
+            ids=self._ids,
+            sessions=self.sessions,
+            draining=lambda: self.draining,
         )
         await self.bus.start()
         routes = HttpRoutes(health=self.store.ping, metrics=self.metrics, daily=self.daily)
@@ -205,7 +171,7 @@ class App:
         log.info("stopped")
 
     async def _handle(self, ws: InboxConnection) -> None:
-        await Session(self, ws).run()
+        await Session(self.session_context, ws).run()
 
     async def _drain(self) -> None:
         self.draining = True
@@ -239,13 +205,8 @@ class App:
 
     async def _reap(self, full: bool) -> None:
         """One pass: races past their deadline, or (`full`) every running race."""
-        now = self.clock.now_ms()
-        entries = await self.store.running(None if full else now)
-        for code, deadline in entries:
-            outcome = await close_if_due(self, code)
-            if outcome is Outcome.NOT_RUNNING and deadline <= now:
-                await self.store.unindex(code, deadline)
+        running = await self.races.reap(full)
         if full:
-            self.metrics.races_running.set(len(entries))
+            self.metrics.races_running.set(running)
         if self.daily is not None:
-            await self.daily.sweep(now, self.instance)
+            await self.daily.sweep(self.clock.now_ms())

@@ -65,6 +65,8 @@ class Config:
     # Process behaviour.
     event_loop: str = "uvloop"  # or "asyncio"; uvloop takes about a tenth off a move's CPU
     game_cache_size: int = 20_000  # games kept replayed in memory
+    game_keys_memo_size: int = 100_000  # games whose key names are kept at hand
+    race_memo_size: int = 10_000  # races whose seats (and lobbies) are kept at hand
     shutdown_grace_s: float = 5.0  # time given to in-flight requests on SIGTERM
     ping_interval_s: float = 20.0
 

@@ -1,2 +1,1 @@
-"""The daily challenge: which deal a day has, attempts, the midnight sweep, boards and stats.
-"""
+"""The daily challenge: which deal a day has, attempts, the midnight sweep, boards and stats."""

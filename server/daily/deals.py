@@ -29,28 +29,10 @@ from typing import Any
 from server import solver_pool
 from server.config import Config
 from server.solver_pool import SolverPool
-from server.store.boards import Keys
+from server.store.locks import Lease
+from server.store.store import Store
 
 log = logging.getLogger(__name__)
-
-# Write the deal unless one is stored. KEYS: deal hash. ARGV: field, value, ...
-_STORE_ONCE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1
-"""
-
-# Extend the lock if this instance holds it. KEYS: lock. ARGV: owner, ms.
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0
-"""
-
-# Drop the lock only if this instance still holds it. KEYS: lock. ARGV: owner.
-_UNLOCK = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 
 @dataclass(frozen=True)
@@ -82,25 +64,20 @@ class DailyDeal:
 class DailyDeals:
     def __init__(
         self,
-        redis: Any,
-        keys: Keys,
+        store: Store,
         first_seed: Callable[[str, dt.date], int],
         pool: SolverPool,
         config: Config,
         owner: str,
     ) -> None:
-        self.redis = redis
-        self.keys = keys
+        self.store = store
         self.first_seed = first_seed  # the day's HMAC seed: the first candidate
         self.pool = pool
         self.config = config
         self.owner = owner
-        self._store_once = redis.register_script(_STORE_ONCE)
-        self._unlock = redis.register_script(_UNLOCK)
-        self._renew = redis.register_script(_RENEW)
 
     async def stored(self, game: str, date: dt.date) -> DailyDeal | None:
-        raw = await self.redis.hgetall(self.keys.day_deal(game, date.isoformat()))
+        raw = await self.store.stored_deal(game, date.isoformat())
         return DailyDeal.from_redis(game, date.isoformat(), raw) if raw else None
 
     async def get(self, game: str, date: dt.date) -> DailyDeal:
@@ -122,11 +99,10 @@ class DailyDeals:
         if deal is not None:
             return deal
         day = date.isoformat()
-        lock = self.keys.day_deal_lock(game, day)
-        lock_ms = int(self.config.daily_lock_s * 1000)
-        if not await self.redis.set(lock, self.owner, nx=True, px=lock_ms):
+        lock = self.store.deal_lock(game, day, self.config.daily_lock_s)
+        if not await lock.take():
             return None
-        renewer = asyncio.create_task(self._keep_lock(lock, lock_ms))
+        renewer = asyncio.create_task(self._keep_lock(lock))
         try:
             deal = await self.stored(game, date)  # stored between our read and the lock
             if deal is not None:
@@ -153,8 +129,7 @@ class DailyDeals:
                 "by": self.owner,
                 "at_ms": str(int(time.time() * 1000)),
             }
-            flat = [x for kv in fields.items() for x in kv]
-            written = await self._store_once(keys=[self.keys.day_deal(game, day)], args=flat)
+            written = await self.store.store_deal_once(game, day, fields)
             if not found["proven"]:
                 log.error(
                     "daily deal %s %s: NO WINNABLE DEAL in %d candidates from seed %d; "
@@ -169,13 +144,13 @@ class DailyDeals:
                 )  # fmt: skip
         finally:
             renewer.cancel()
-            await self._unlock(keys=[lock], args=[self.owner])
+            await lock.release()
         return await self.stored(game, date)
 
-    async def _keep_lock(self, lock: str, lock_ms: int) -> None:
+    async def _keep_lock(self, lock: Lease) -> None:
         while True:
-            await asyncio.sleep(lock_ms / 3000)
-            await self._renew(keys=[lock], args=[self.owner, lock_ms])
+            await asyncio.sleep(self.config.daily_lock_s / 3)
+            await lock.renew()
 
     async def run_ahead(self, games: tuple[str, ...], now_s: Callable[[], float]) -> None:
         """Forever: make sure today's and tomorrow's deals of every game are stored."""

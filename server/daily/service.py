@@ -11,63 +11,30 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from redis.exceptions import RedisError
+from typing import TYPE_CHECKING
 
 import engine
 import protocol as p
 from server.daily.deals import DailyDeal, DailyDeals
 from server.daily.seeds import DAY_MS, daily_seed, day_start_s, parse_date, utc_date
-from server.play.game_machine import GameRecord, LiveGame, dealt_fields
-from server.store.boards import (
-    ALL_TIME,
-    DEFAULT_LIMIT,
-    Board,
-    Keys,
-    LeaderboardStore,
-    Result,
-)
-from server.store.bus import Event, encode_events
+from server.play.cache import LiveGames
+from server.play.game_machine import LiveGame, dealt_fields, elapsed_ms, timed_out
+from server.play.players import Who
+from server.store.boards import ALL_TIME, DEFAULT_LIMIT, Board, Result
+from server.store.errors import STORE_ERRORS
+from server.store.events import Event, encode_events
 from server.store.keys import daily_gid
-from server.store.stats import StatsStore
+from server.store.records import GameRecord
+from server.store.scripts import Status
+from server.store.writes import MUST_NOT_EXIST, GameChange
 
 if TYPE_CHECKING:
-    from server.edge.session import Session
     from server.metrics import Metrics
+    from server.store.store import Store
 
 log = logging.getLogger(__name__)
 
 SWEEP_BATCH = 200
-
-
-class DailyRefused(Exception):
-    """A daily request that gets an `error` reply."""
-
-    def __init__(self, code: str, msg: str) -> None:
-        super().__init__(msg)
-        self.code = code
-        self.msg = msg
-
-
-# Create an attempt unless it exists. KEYS: game meta, the player's games set (one hash tag:
-# the player's). ARGV: gid, field, value, ... Returns 1 created, 0 it existed.
-_CREATE_ATTEMPT = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-redis.call('SADD', KEYS[2], ARGV[1])
-return 1
-"""
-
-# Close an attempt whose day is over, as it stands. KEYS: game meta. ARGV: end ms.
-# Returns 1 closed now, 0 already finished, -1 no such game.
-_CLOSE_ATTEMPT = """
-local st = redis.call('HMGET', KEYS[1], 'finished', 'started_at_ms')
-if not st[2] then return -1 end
-if st[1] == '1' then return 0 end
-redis.call('HSET', KEYS[1], 'finished', '1', 'finished_at_ms', ARGV[1], 'timed_out', '1')
-return 1
-"""
 
 
 class DailyService:
@@ -79,7 +46,7 @@ class DailyService:
 
     def __init__(
         self,
-        store: Any,
+        store: Store,
         secret: bytes,
         clock: Callable[[], float],
         games: tuple[str, ...],
@@ -89,15 +56,11 @@ class DailyService:
         self.store = store
         self.deals = deals  # None: the HMAC seed itself (tests of the boards alone)
         self.metrics = metrics
-        self.redis = store.redis
-        self.keys = Keys(store.config.namespace)
-        self.boards = LeaderboardStore(self.redis, self.keys)
-        self.stats = StatsStore(self.redis, self.keys)
+        self.boards = store.boards
+        self.stats = store.stats
         self.secret = secret
         self.clock = clock
         self.games = games
-        self._close = self.redis.register_script(_CLOSE_ATTEMPT)
-        self._create_attempt = self.redis.register_script(_CREATE_ATTEMPT)
 
     # ------------------------------------------------------------ days and seeds
 
@@ -132,11 +95,11 @@ class DailyService:
         loaded = await self.store.load_game(gid)
         if loaded is None:
             if await self.boards.has_entry(game, date.isoformat(), player):
-                raise DailyRefused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
+                raise p.Refused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
             deal = await self.deal(game, date)
             record = self._new_record(gid, player, name, game, date, now_ms, deal.seed)
             # Indexed first, so that the sweeper ranks it at midnight whatever happens next.
-            await self.redis.zadd(self.keys.open_attempts(), {gid: record.ends_at_ms})
+            await self.store.index_open_attempt(gid, record.ends_at_ms)
             if await self._create(record):
                 if self.metrics is not None:
                     self.metrics.daily_started.labels(game).inc()
@@ -146,25 +109,17 @@ class DailyService:
                 return record, True
             loaded = await self.store.load_game(gid)  # made meanwhile by another connection
             if loaded is None:
-                raise DailyRefused(p.UNAVAILABLE, "could not start the daily attempt; try again")
+                raise p.Refused(p.UNAVAILABLE, "could not start the daily attempt; try again")
         record = loaded[0]
         if record.finished:
-            raise DailyRefused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
+            raise p.Refused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
         return record, False
 
     async def _create(self, record: GameRecord) -> bool:
         """Store a new attempt and list it among the player's games, in one atomic step (a
         second connection asking at the same moment must never see it half written)."""
-        game_keys = self.store.game_keys(record.gid)
-        assert game_keys is not None
-        fields: list[str] = []
-        for k, v in record.to_redis().items():
-            fields += (k, v)
-        player_games = self.store.keys.player_games(record.player)
-        created = await self._create_attempt(
-            keys=[game_keys.meta, player_games], args=[record.gid, *fields]
-        )
-        return bool(created)
+        change = GameChange(record, MUST_NOT_EXIST, all_fields=True)
+        return await self.store.write_game(change, index_games=True) is Status.APPLIED
 
     def _new_record(
         self, gid: str, player: str, name: str, game: str, date: dt.date, now_ms: int, seed: int
@@ -188,7 +143,7 @@ class DailyService:
             name=record.name,
             score=record.score,
             moves=record.moves,
-            time_ms=record.elapsed_ms(end),
+            time_ms=elapsed_ms(record, end),
             won=record.won,
         )
 
@@ -200,7 +155,7 @@ class DailyService:
         """
         try:
             await self.rank(record)
-        except (RedisError, OSError) as exc:
+        except STORE_ERRORS as exc:
             log.warning("daily %s: ranking deferred to the end of its day: %s", record.gid, exc)
 
     async def rank(self, record: GameRecord) -> None:
@@ -214,12 +169,8 @@ class DailyService:
         date = dt.date.fromisoformat(record.date)
         seq = await self.boards.record_day(record.game, record.date, result)
         await self.stats.record(record.game, date, result)
-        await self.redis.zrem(self.keys.open_attempts(), record.gid)
-        game_keys = self.store.game_keys(record.gid)
-        if game_keys is not None:
-            ttl = self.store.config.finished_race_ttl_s
-            await self.redis.expire(game_keys.meta, ttl)
-            await self.redis.expire(game_keys.moves, ttl)
+        await self.store.unindex_open_attempt(record.gid)
+        await self.store.expire_games([record.gid], self.store.config.finished_race_ttl_s)
         if seq and self.metrics is not None:
             self.metrics.daily_finished.labels(record.game).inc()
         if seq:
@@ -229,64 +180,59 @@ class DailyService:
                 result.score, result.moves, result.time_ms,
             )  # fmt: skip
 
-    async def sweep(self, now_ms: int, owner: str, lock_ms: int = 10_000) -> list[GameRecord]:
+    async def sweep(self, now_ms: int, lock_ms: int = 10_000) -> list[GameRecord]:
         """Close and rank the attempts whose day is over; returns those closed by this call.
 
         Any instance may call this every second or so: a short lock lets one of them do the
         work (in batches, for at most half the lock's time per call), and the writes are
         idempotent anyway.
         """
-        key = self.keys.open_attempts()
-        due = await self.redis.zrangebyscore(key, "-inf", now_ms, start=0, num=SWEEP_BATCH)
+        store = self.store
+        due = await store.open_attempts_due(now_ms, SWEEP_BATCH)
         if not due:
             return []
-        if not await self.redis.set(self.keys.sweep_lock(), owner, nx=True, px=lock_ms):
+        lock = store.sweep_lock(lock_ms / 1000)
+        if not await lock.take():
             return []
         closed: list[GameRecord] = []
         deadline = time.monotonic() + lock_ms / 2000
         try:
             while due and time.monotonic() < deadline:
-                for raw in due:
-                    gid = raw.decode() if isinstance(raw, bytes) else raw
+                for gid in due:
                     closed_now = await self._close_one(gid)
                     if closed_now is not None:
                         closed.append(closed_now)
-                due = await self.redis.zrangebyscore(key, "-inf", now_ms, start=0, num=SWEEP_BATCH)
+                due = await store.open_attempts_due(now_ms, SWEEP_BATCH)
         finally:
-            await self.redis.delete(self.keys.sweep_lock())
+            await lock.release()
         return closed
 
     async def _close_one(self, gid: str) -> GameRecord | None:
-        keys = self.store.game_keys(gid)
-        if keys is None:
-            await self.redis.zrem(self.keys.open_attempts(), gid)
-            return None
-        status = int(await self._close(keys=[keys.meta], args=[await self._ends_at(keys.meta)]))
-        loaded = await self.store.load_game(gid)
-        if status < 0 or loaded is None:
-            await self.redis.zrem(self.keys.open_attempts(), gid)
+        store = self.store
+        loaded = await store.load_game(gid) if store.game_keys(gid) is not None else None
+        if loaded is None:
+            await store.unindex_open_attempt(gid)
             return None
         record, moves = loaded
-        await self.rank(record)
-        if status != 1:
+        closed = timed_out(record, record.ends_at_ms)
+        if closed is not record:
+            status = await store.write_game(GameChange(closed, record.ver))
+            if status is not Status.APPLIED:
+                return None  # it moved meanwhile: the next pass looks again
+        await self.rank(closed)
+        if closed is record:
             return None
         log.info("daily attempt closed at the end of its day: player=%s game=%s date=%s",
                  record.player, record.game, record.date)  # fmt: skip
-        await self._announce(record, moves)
-        return record
+        await self._announce(closed, moves)
+        return closed
 
     async def _announce(self, record: GameRecord, moves: list[str]) -> None:
         """Send the closed attempt's final `state` to the player's connections, wherever they
         are (best effort: a client that misses it sees `finished` on its next request)."""
         state = LiveGame.replay(record, moves).state(record.ends_at_ms)
         payload = encode_events([Event(to=[record.player], frames=[p.encode(state)])])
-        store_keys = self.store.keys
-        for inst in await self.redis.smembers(store_keys.player_interest(record.player)):
-            name = inst.decode() if isinstance(inst, bytes) else inst
-            await self.redis.publish(store_keys.instance_channel(name), payload)
-
-    async def _ends_at(self, meta_key: str) -> int:
-        return int(await self.redis.hget(meta_key, "ends_at_ms") or 0)
+        await self.store.publish(await self.store.player_instances(record.player), payload)
 
     # ------------------------------------------------------------ boards
 
@@ -298,8 +244,8 @@ class DailyService:
         limit: int = DEFAULT_LIMIT,
         asker: str | None = None,
         around_me: bool = False,
-    ) -> tuple[Board, DailyDeal | None] | str:
-        """A board and its deal (None while the day is not over), or why there is none."""
+    ) -> tuple[Board, DailyDeal | None]:
+        """A board and its deal (None while the day is not over); Refused if there is none."""
         today = self.today()
         if date_text == ALL_TIME:
             board = await self.boards.board(
@@ -308,9 +254,9 @@ class DailyService:
             return board, None
         date = today if date_text is None else parse_date(date_text)
         if date is None:
-            return f"bad date {date_text!r}: use YYYY-MM-DD or 'all'"
+            raise p.Refused(p.BAD_REQUEST, f"bad date {date_text!r}: use YYYY-MM-DD or 'all'")
         if date > today:
-            return f"the daily challenge of {date.isoformat()} has not begun"
+            raise p.Refused(p.NOT_FOUND, f"the daily challenge of {date.isoformat()} has not begun")
         board = await self.boards.board(
             game, date.isoformat(), limit=limit, asker=asker, around_me=around_me
         )
@@ -325,9 +271,6 @@ class DailyService:
         )
         if self.metrics is not None:  # one round trip to the store: a latency sample
             self.metrics.redis_latency.observe(time.perf_counter() - start)
-        if isinstance(found, str):
-            code = p.BAD_REQUEST if found.startswith("bad date") else p.NOT_FOUND
-            raise DailyRefused(code, found)
         return self.leaderboard_message(*found)
 
     @staticmethod
@@ -348,52 +291,38 @@ class DailyService:
     async def player_stats(self, player: str) -> p.StatsReply:
         name = await self.store.player_name(player)
         if name is None:
-            raise DailyRefused(p.NOT_FOUND, "no such player")
+            raise p.Refused(p.NOT_FOUND, "no such player")
         _, per_game = await self.stats.player_stats(self.games, player, self.today())
         return p.StatsReply(player=player, name=name, games=per_game)
 
 
-# ---------------------------------------------------------------- request handlers
-# Registered in server/play/handlers.py's dispatch table.
+# ---------------------------------------------------------------- requests
 
 
-async def handle_daily(session: Session, msg: p.Daily) -> None:
-    app, player = session.app, session.player
-    assert player is not None and session.name is not None and app.daily is not None
-    try:
-        record, _created = await app.daily.attempt(
-            player, session.name, msg.game, app.clock.now_ms()
-        )
-    except DailyRefused as refused:
-        session.error(refused.code, refused.msg, msg.id)
-        return
-    live = await app.cache.get(record.gid, fresh=True)
-    if live is None:
-        session.error(p.UNAVAILABLE, "the daily attempt could not be loaded", msg.id)
-        return
-    session.send(live.state(app.clock.now_ms(), msg.id))
+class DailyRequests:
+    """The `daily`, `leaderboard` and `stats` requests."""
 
+    def __init__(self, daily: DailyService, cache: LiveGames, now_ms: Callable[[], int]) -> None:
+        self.daily = daily
+        self.cache = cache
+        self.now_ms = now_ms
 
-async def handle_leaderboard(session: Session, msg: p.Leaderboard) -> None:
-    app, player = session.app, session.player
-    assert player is not None and app.daily is not None
-    try:
-        reply = await app.daily.leaderboard(msg.game, msg.date, msg.limit, player, msg.around_me)
-    except DailyRefused as refused:
-        session.error(refused.code, refused.msg, msg.id)
-        return
-    app.metrics.leaderboard_requests.labels("ws").inc()
-    reply.re = msg.id
-    session.send(reply)
+    async def attempt(self, who: Who, msg: p.Daily) -> list[p.Message]:
+        record, _created = await self.daily.attempt(who.player, who.name, msg.game, self.now_ms())
+        live = await self.cache.get(record.gid, fresh=True)
+        if live is None:
+            raise p.Refused(p.UNAVAILABLE, "the daily attempt could not be loaded")
+        return [live.state(self.now_ms(), msg.id)]
 
+    async def leaderboard(self, who: Who, msg: p.Leaderboard) -> list[p.Message]:
+        daily = self.daily
+        reply = await daily.leaderboard(msg.game, msg.date, msg.limit, who.player, msg.around_me)
+        if daily.metrics is not None:
+            daily.metrics.leaderboard_requests.labels("ws").inc()
+        reply.re = msg.id
+        return [reply]
 
-async def handle_stats(session: Session, msg: p.Stats) -> None:
-    app, player = session.app, session.player
-    assert player is not None and app.daily is not None
-    try:
-        reply = await app.daily.player_stats(msg.player or player)
-    except DailyRefused as refused:
-        session.error(refused.code, refused.msg, msg.id)
-        return
-    reply.re = msg.id
-    session.send(reply)
+    async def stats(self, who: Who, msg: p.Stats) -> list[p.Message]:
+        reply = await self.daily.player_stats(msg.player or who.player)
+        reply.re = msg.id
+        return [reply]

@@ -1,2 +1,1 @@
-"""The network edge: WebSocket connections, sessions, HTTP pages, rate limits, local delivery.
-"""
+"""The network edge: WebSocket connections, sessions, HTTP pages, rate limits, local delivery."""

@@ -26,6 +26,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+import protocol as p
 from server.edge import pages
 from server.metrics import Metrics
 from server.store.boards import MAX_LIMIT
@@ -139,10 +140,10 @@ class HttpRoutes:
                 limit = 0
             if not 1 <= limit <= MAX_LIMIT:
                 return text(400, f"limit must be 1 to {MAX_LIMIT}")
-        found = await daily.find_board(game, date, limit=limit)
-        if isinstance(found, str):
-            return text(404, found)
-        board, deal = found
+        try:
+            board, deal = await daily.find_board(game, date, limit=limit)
+        except p.Refused as refused:
+            return text(404, refused.message)
         today = daily.today()
         # Past days change only for the few seconds after midnight while open attempts close.
         cache = "public, max-age=60" if deal is not None else "public, max-age=5"

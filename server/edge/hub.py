@@ -12,7 +12,7 @@ class Receiver(Protocol):
     uid: str
     player: str | None
 
-    def send_frames(self, frames: Iterable[bytes]) -> None: ...
+    def deliver(self, frames: Iterable[bytes]) -> None: ...
 
 
 class Hub:
@@ -43,4 +43,4 @@ class Hub:
             for player in event.to:
                 for session in self.sessions(player):
                     if session.uid != event.skip:
-                        session.send_frames(event.frames)
+                        session.deliver(event.frames)

@@ -10,27 +10,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Callable, Coroutine, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
-from redis.exceptions import RedisError
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State as WsState
 
 import protocol as p
+from server.config import Config
 from server.edge.connection import InboxConnection
+from server.edge.dispatch import Handler
+from server.edge.hub import Hub
 from server.edge.ratelimit import FloodGuard, TokenBucket
-from server.play.handlers import handle_hello
-from server.store.redis_client import StoreUnavailable
-
-if TYPE_CHECKING:
-    from server.app import App
+from server.metrics import Metrics
+from server.play.players import Players, Who
+from server.store.errors import STORE_ERRORS
 
 log = logging.getLogger(__name__)
 
-_ids = itertools.count(1)
+
+@dataclass
+class SessionContext:
+    """What every session of the process shares: its dependencies, named."""
+
+    instance: str
+    config: Config
+    metrics: Metrics
+    hub: Hub
+    decoder: p.RequestDecoder
+    players: Players
+    handlers: dict[type[p.Request], Handler]
+    spawn: Callable[[Coroutine[Any, Any, Any]], None]
+    ids: Iterator[int]
+    sessions: set[Session]
+    draining: Callable[[], bool]
 
 
 class _Closed(Exception):
@@ -38,14 +53,14 @@ class _Closed(Exception):
 
 
 class Session:
-    def __init__(self, app: App, ws: InboxConnection) -> None:
-        self.app = app
+    def __init__(self, ctx: SessionContext, ws: InboxConnection) -> None:
+        self.ctx = ctx
         self.ws = ws
-        self.uid = f"{app.instance}.{next(_ids)}"
+        self.uid = f"{ctx.instance}.{next(ctx.ids)}"
         self.player: str | None = None
-        self.name: str | None = None
+        self.who: Who | None = None
         self.welcomed = False
-        cfg = app.config
+        cfg = ctx.config
         self.bucket = TokenBucket(cfg.rate, cfg.burst)
         self.flood = FloodGuard(cfg.flood_limit, cfg.flood_window_s)
         self.busy = False
@@ -54,6 +69,9 @@ class Session:
         self._refused = False  # the connection is closing on our side: read nothing more
         self._outbox: list[bytes] = []
         self._flush_scheduled = False
+        # Events for this connection that arrive while it handles a request go out after
+        # the request's replies, as a client expects (a move's state, then its progress).
+        self._held: list[bytes] | None = None
 
     def __repr__(self) -> str:
         return f"<Session {self.uid} player={self.player}>"
@@ -62,11 +80,11 @@ class Session:
 
     async def run(self) -> None:
         """Serves the connection until it closes (websockets' handler for it)."""
-        app, ws = self.app, self.ws
-        app.sessions.add(self)
-        app.metrics.connections.inc()
-        app.metrics.connections_opened.inc()
-        timer = self._loop.call_later(app.config.hello_timeout_s, self._hello_overdue)
+        ctx, ws = self.ctx, self.ws
+        ctx.sessions.add(self)
+        ctx.metrics.connections.inc()
+        ctx.metrics.connections_opened.inc()
+        timer = self._loop.call_later(ctx.config.hello_timeout_s, self._hello_overdue)
         ws.on_message = self._wake
         self._wake()  # messages that arrived before this handler ran
         try:
@@ -80,9 +98,9 @@ class Session:
             timer.cancel()
             ws.on_message = None
             ws.inbox.clear()
-            app.hub.remove(self)
-            app.sessions.discard(self)
-            app.metrics.connections.dec()
+            ctx.hub.remove(self)
+            ctx.sessions.discard(self)
+            ctx.metrics.connections.dec()
             if self.player:
                 log.debug("player %s disconnected (%s)", self.player, self.uid)
 
@@ -113,7 +131,7 @@ class Session:
     def _hello_overdue(self) -> None:
         if not self.welcomed:
             self._refused = True
-            self.app.spawn(self.close(p.CLOSE_POLICY, "no hello in time"))
+            self.ctx.spawn(self.close(p.CLOSE_POLICY, "no hello in time"))
 
     def _request(self, frame: bytes | str) -> p.Request | None:
         """The request in a message, or None if there is none to handle (its error is
@@ -125,7 +143,7 @@ class Session:
                 self._refuse("the first message must be a binary hello")
             self.error(p.BAD_REQUEST, "text frames are not accepted: send msgpack", None)
             return None
-        request = self.app.decoder.decode(frame)
+        request = self.ctx.decoder.decode(frame)
         if isinstance(request, p.BadFrame):
             if self.welcomed or request.t == "hello":  # a bad hello may be said again
                 self.error(p.BAD_REQUEST, request.msg, request.re)
@@ -137,7 +155,7 @@ class Session:
 
     def _refuse(self, reason: str) -> NoReturn:
         self._refused = True
-        self.app.spawn(self.close(p.CLOSE_POLICY, reason))
+        self.ctx.spawn(self.close(p.CLOSE_POLICY, reason))
         raise _Closed
 
     def _admit(self, frame: bytes | str) -> bool:
@@ -149,32 +167,43 @@ class Session:
         if flooding:
             log.warning("connection %s (player %s) keeps flooding: closed", self.uid, self.player)
             self._refuse("too many messages")
-        re = self.app.decoder.decode_id(frame) if isinstance(frame, bytes) else None
+        re = self.ctx.decoder.decode_id(frame) if isinstance(frame, bytes) else None
         self.error(p.RATE_LIMITED, "too many messages; slow down", re)
         return False
 
     async def _dispatch(self, request: p.Request, *, greeting: bool = False) -> bool:
-        app = self.app
-        if app.draining:
+        """Answers one request (the one place a refusal becomes an `error` reply); True if
+        it was answered without an error."""
+        ctx = self.ctx
+        if ctx.draining():
             self.error(p.UNAVAILABLE, "the server is shutting down; reconnect", request.id)
             return False
         self.busy = True
+        self._held = []
         try:
             if isinstance(request, p.Hello):
                 if not greeting:
-                    self.error(p.BAD_REQUEST, "hello was already said", request.id)
-                    return False
-                return await handle_hello(self, request)
-            handler = app.handlers.get(type(request))
-            if handler is None:
-                tag = type(request).__struct_config__.tag
-                self.error(p.BAD_REQUEST, f"{tag!r} is not served here", request.id)
-                return False
-            await handler(self, request)
+                    raise p.Refused(p.BAD_REQUEST, "hello was already said")
+                self.who, replies = await ctx.players.hello(request, self.uid)
+                self.player = self.who.player
+                ctx.hub.add(self)
+            else:
+                handler = ctx.handlers.get(type(request))
+                if handler is None:
+                    tag = type(request).__struct_config__.tag
+                    raise p.Refused(p.BAD_REQUEST, f"{tag!r} is not served here")
+                assert self.who is not None
+                replies = await handler(self.who, request)
+            if replies and replies[0].re is None:
+                replies[0].re = request.id  # the first reply is the request's answer
+            for reply in replies:
+                self.send(reply)
             return True
         except ConnectionClosed:
             raise
-        except (StoreUnavailable, RedisError) as exc:
+        except p.Refused as refused:
+            self.send(refused.reply(request.id))
+        except STORE_ERRORS as exc:
             log.warning("player %s: store unavailable: %s", self.player, exc)
             self.error(p.UNAVAILABLE, "the store is unavailable; try again", request.id)
         except Exception:
@@ -182,17 +211,30 @@ class Session:
             self.error(p.INTERNAL, "internal error", request.id)
         finally:
             self.busy = False
+            held, self._held = self._held, None
+            if held:
+                self.send_frames(held)
         return False
 
     # ------------------------------------------------------------ sending
 
     def send(self, message: p.Message) -> None:
-        self.send_frames((p.encode(message),))
+        self._queue((p.encode(message),))
+
+    def deliver(self, frames: Iterable[bytes]) -> None:
+        """Event frames for this connection (the hub's delivery)."""
+        if self._held is not None:
+            self._held.extend(frames)
+        else:
+            self._queue(frames)
 
     def error(self, code: str, msg: str, re: int | None) -> None:
         self.send(p.Error(re=re, code=code, msg=msg))
 
     def send_frames(self, frames: Iterable[bytes]) -> None:
+        self._queue(frames)
+
+    def _queue(self, frames: Iterable[bytes]) -> None:
         """Queue frames; everything queued during one turn of the event loop leaves in one write.
 
         Never waits: a reply and the events that follow it (a move's `state` and its
@@ -202,9 +244,9 @@ class Session:
         if ws.protocol.state is not WsState.OPEN:
             return
         transport = ws.transport
-        if transport.get_write_buffer_size() > self.app.config.max_outbox_bytes:
+        if transport.get_write_buffer_size() > self.ctx.config.max_outbox_bytes:
             log.warning("connection %s (player %s) reads too slowly: closed", self.uid, self.player)
-            self.app.spawn(self.close(p.CLOSE_POLICY, "not reading fast enough"))
+            self.ctx.spawn(self.close(p.CLOSE_POLICY, "not reading fast enough"))
             return
         self._outbox.extend(frames)
         if not self._flush_scheduled:

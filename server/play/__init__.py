@@ -1,2 +1,1 @@
-"""Play: races and games, their rules as pure state machines and the requests on them.
-"""
+"""Play: races and games, their rules as pure state machines and the requests on them."""

@@ -9,59 +9,51 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict, deque
-from typing import Any
+from collections import deque
+from typing import TYPE_CHECKING
 
+from server.lru import LRU
 from server.play.game_machine import LiveGame
+
+if TYPE_CHECKING:
+    from server.store.store import Store
 
 log = logging.getLogger(__name__)
 
 
 class LiveGames:
-    def __init__(self, store: Any, size: int) -> None:
+    def __init__(self, store: Store, size: int) -> None:
         self._store = store
-        self._size = size
-        self._items: OrderedDict[str, LiveGame] = OrderedDict()
+        self._items: LRU[str, LiveGame] = LRU(size)
         self._turns: dict[str, deque[asyncio.Future[None]]] = {}  # gid -> waiters
 
     async def get(self, gid: str, *, fresh: bool = False) -> LiveGame | None:
         cached = self._items.get(gid)
         if cached is not None and not fresh:
-            self._items.move_to_end(gid)
             return cached
         loaded = await self._store.load_game(gid)
         if loaded is None:
-            self._items.pop(gid, None)
+            self._items.pop(gid)
             return None
         record, moves = loaded
         cached = self._items.get(gid)
         if cached is not None and cached.move_list == moves:
             cached.record = record
-            self._items.move_to_end(gid)
             return cached
         live = LiveGame.replay(record, moves)
-        self._items[gid] = live
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
+        self._items.put(gid, live)
         return live
 
     def evict(self, gid: str) -> None:
-        self._items.pop(gid, None)
+        self._items.pop(gid)
 
     def adopt(self, live: LiveGame) -> None:
         """Cache `live`, a game as the store now has it."""
-        gid = live.record.gid
-        self._items[gid] = live
-        self._items.move_to_end(gid)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
+        self._items.put(live.record.gid, live)
 
     def peek(self, gid: str) -> LiveGame | None:
         """The cached game as it is, without asking the store; None if not cached."""
-        live = self._items.get(gid)
-        if live is not None:
-            self._items.move_to_end(gid)
-        return live
+        return self._items.get(gid)
 
     # Requests of this process on one game take turns (the store guards the rest). The
     # hot path (a move on a game nobody else is using) takes its turn without awaiting.

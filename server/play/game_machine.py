@@ -1,7 +1,10 @@
-"""A game in play: its stored record and the pure decision on each request.
+"""A game in play as a pure state machine: each request in, the decision out.
 
-Nothing here awaits or touches Redis: the handlers load a record, ask these
-functions what to do, store what they say, and send what they return.
+Nothing here awaits or touches Redis: server/play/moves.py loads a game, asks these
+functions, stores what they decide and sends what they return. Time is passed in.
+This is the one home of a game's rules on the server: when it may move, its clock and
+time limit, what a move, a resignation, an undo or a close at the end of its time does
+to its record.
 """
 
 from __future__ import annotations
@@ -13,108 +16,28 @@ import msgspec
 
 import engine
 import protocol as p
+from server.store.records import GameRecord
 
 
-@dataclass
-class GameRecord:
-    """What the store keeps for one game besides its move list (all that a replay needs)."""
+class TimeUp(p.Refused):
+    """The game's time limit has passed: refused, and its race is due to close."""
 
-    gid: str
-    kind: str  # "race", "daily" or "practice"
-    game: str
-    seed: int
-    player: str
-    name: str
-    race: str = ""  # race code, for kind "race"
-    date: str = ""  # ISO date, for kind "daily"
-    started_at_ms: int = 0  # 0: not started yet (a race still in its lobby)
-    ends_at_ms: int = 0  # 0: no time limit
-    finished: bool = False
-    finished_at_ms: int = 0
-    # Orders seats that finish within the same millisecond (PROTOCOL.md lists ties in the
-    # order they finished); time_ms stays in whole milliseconds.
-    finished_at_us: int = 0
-    resigned: bool = False
-    timed_out: bool = False
-    score: int = 0
-    moves: int = 0  # the engine's count of the player's moves
-    won: bool = False
-    over: bool = False
-    n: int = 0  # number of entries in the move list
-
-    def to_redis(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for name, value in self.__dict__.items():
-            if name == "n":
-                continue
-            out[name] = ("1" if value else "0") if isinstance(value, bool) else str(value)
-        return out
-
-    def evolve(self, **changes: Any) -> GameRecord:
-        """A copy with some fields changed (dataclasses.replace, without its checks)."""
-        new = object.__new__(GameRecord)
-        new.__dict__.update(self.__dict__, **changes)
-        return new
-
-    def changing_fields(self) -> dict[str, str]:
-        """The stored fields that a move or a resignation may change."""
-        return {
-            "score": str(self.score),
-            "moves": str(self.moves),
-            "won": "1" if self.won else "0",
-            "over": "1" if self.over else "0",
-            "finished": "1" if self.finished else "0",
-            "finished_at_ms": str(self.finished_at_ms),
-            "finished_at_us": str(self.finished_at_us),
-            "resigned": "1" if self.resigned else "0",
-        }
-
-    def written_fields(self) -> dict[str, str]:
-        """The stored fields to write for a move or resignation that led to this record.
-        Until a game finishes, a move changes only its score and move count: the other
-        changing fields are still false or zero."""
-        if self.finished:
-            return self.changing_fields()
-        return {"score": str(self.score), "moves": str(self.moves)}
-
-    @classmethod
-    def from_redis(cls, raw: dict[Any, Any], n: int) -> GameRecord:
-        d = {_s(k): _s(v) for k, v in raw.items()}
-        kwargs: dict[str, Any] = {}
-        for name, default in _DEFAULTS.items():
-            if name == "n" or name not in d:
-                continue
-            value = d[name]
-            if isinstance(default, bool):
-                kwargs[name] = value == "1"
-            elif isinstance(default, int):
-                kwargs[name] = int(value)
-            else:
-                kwargs[name] = value
-        return cls(n=n, **kwargs)
-
-    def elapsed_ms(self, now_ms: int) -> int:
-        if not self.started_at_ms:
-            return 0
-        end = self.finished_at_ms if self.finished else now_ms
-        if self.ends_at_ms:
-            end = min(end, self.ends_at_ms)
-        return max(0, end - self.started_at_ms)
-
-    def time_up(self, now_ms: int) -> bool:
-        return bool(self.ends_at_ms) and now_ms >= self.ends_at_ms
+    def __init__(self) -> None:
+        super().__init__(p.ILLEGAL_MOVE, "the time limit has passed")
 
 
-_DEFAULTS: dict[str, Any] = {
-    "gid": "", "kind": "", "game": "", "seed": 0, "player": "", "name": "", "race": "",
-    "date": "", "started_at_ms": 0, "ends_at_ms": 0, "finished": False, "finished_at_ms": 0,
-    "finished_at_us": 0, "resigned": False, "timed_out": False, "score": 0, "moves": 0,
-    "won": False, "over": False, "n": 0,
-}  # fmt: skip
+def elapsed_ms(rec: GameRecord, now_ms: int) -> int:
+    """The game's clock: from its start to its end (or now), never past its time limit."""
+    if not rec.started_at_ms:
+        return 0
+    end = rec.finished_at_ms if rec.finished else now_ms
+    if rec.ends_at_ms:
+        end = min(end, rec.ends_at_ms)
+    return max(0, end - rec.started_at_ms)
 
 
-def _s(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+def time_up(rec: GameRecord, now_ms: int) -> bool:
+    return bool(rec.ends_at_ms) and now_ms >= rec.ends_at_ms
 
 
 def dealt_fields(game: Any, now_ms: int) -> dict[str, Any]:
@@ -131,6 +54,13 @@ def dealt_fields(game: Any, now_ms: int) -> dict[str, Any]:
         "finished_at_ms": now_ms if over else 0,
         "finished_at_us": now_ms * 1000 if over else 0,
     }
+
+
+def timed_out(rec: GameRecord, end_ms: int) -> GameRecord:
+    """The record of a game closed as it stands at `end_ms` (its race's or its day's end)."""
+    if rec.finished:
+        return rec
+    return rec.evolve(finished=True, finished_at_ms=end_ms, timed_out=True, ver=rec.ver + 1)
 
 
 @dataclass
@@ -159,7 +89,7 @@ class LiveGame:
             won=rec.won,
             over=rec.over,
             finished=rec.finished,
-            elapsed_ms=rec.elapsed_ms(now_ms),
+            elapsed_ms=elapsed_ms(rec, now_ms),
             race=rec.race or None,
             date=rec.date or None,
             seed=rec.seed if rec.kind == "practice" else None,
@@ -176,15 +106,14 @@ class LiveGame:
             won=rec.won,
             over=rec.over,
             finished=rec.finished,
-            elapsed_ms=rec.elapsed_ms(now_ms),
+            elapsed_ms=elapsed_ms(rec, now_ms),
         )
 
 
 # ---------------------------------------------------------------- decisions
 
 
-@dataclass(frozen=True)
-class Retransmission:
+class Retransmission(NamedTuple):
     """The move was applied before: answer with the current state, apply nothing."""
 
 
@@ -192,58 +121,49 @@ class Retransmission:
 # setattr call per field to build.
 
 
-class Refusal(NamedTuple):
-    code: str
-    msg: str
-    time_up: bool = False  # the game's time limit has passed: its race should be closed
-
-
 class Applied(NamedTuple):
-    """The move is legal and was played on the game: `record` is the game's record after it
-    (store it, then reply)."""
+    """The move (or resignation: `move` '') is accepted: `record` is the game's record
+    after it, at the next version (store it, then reply)."""
 
     record: GameRecord
     move: str
 
 
-def _closed_refusal(rec: GameRecord, now_ms: int) -> Refusal | None:
-    """Why the game takes neither a move nor a resignation at `now_ms`; None if it does."""
+def _check_open(rec: GameRecord, now_ms: int) -> None:
+    """Refuses when the game takes neither a move nor a resignation at `now_ms`."""
     if rec.finished:
-        return Refusal(p.ILLEGAL_MOVE, "this game is finished")
+        raise p.Refused(p.ILLEGAL_MOVE, "this game is finished")
     if not rec.started_at_ms or now_ms < rec.started_at_ms:
-        return Refusal(p.ILLEGAL_MOVE, "the race has not started")
-    if rec.time_up(now_ms):
-        return Refusal(p.ILLEGAL_MOVE, "the time limit has passed", time_up=True)
-    return None
+        raise p.Refused(p.ILLEGAL_MOVE, "the race has not started")
+    if time_up(rec, now_ms):
+        raise TimeUp()
 
 
-def decide_move(
-    live: LiveGame, n: int, move: str, now_us: int
-) -> Retransmission | Refusal | Applied:
+def decide_move(live: LiveGame, n: int, move: str, now_us: int) -> Retransmission | Applied:
     """Check a `move {n, m}` against a game; if it is legal, play it on `live.game` itself.
+    Raises Refused (TimeUp when the time limit has passed).
 
     No copy: the engine checks a move completely before it changes anything, so a refused
     move leaves `live` as it was. An applied one leaves `live.game` ahead of its record and
     move list, and of the store: the caller keeps `live` out of the cache until the store
     has the move.
     """
-    now_ms = now_us // 1000
     count = len(live.move_list)
     if n < count:
         if live.move_list[n] == move:
             return Retransmission()
-        return Refusal(p.OUT_OF_ORDER, f"move {n} was {live.move_list[n]!r}; {count} moves applied")
+        raise p.Refused(
+            p.OUT_OF_ORDER, f"move {n} was {live.move_list[n]!r}; {count} moves applied"
+        )
     if n > count:
-        return Refusal(p.OUT_OF_ORDER, f"{count} moves applied so far, not {n}")
+        raise p.Refused(p.OUT_OF_ORDER, f"{count} moves applied so far, not {n}")
     rec = live.record
-    refusal = _closed_refusal(rec, now_ms)
-    if refusal is not None:
-        return refusal
+    _check_open(rec, now_us // 1000)
     game = live.game
     try:
         game.play(move)
     except engine.IllegalMove as exc:
-        return Refusal(p.ILLEGAL_MOVE, str(exc) or "illegal move")
+        raise p.Refused(p.ILLEGAL_MOVE, str(exc) or "illegal move") from None
     over = bool(game.over)
     new = rec.evolve(
         score=int(game.score),
@@ -253,15 +173,46 @@ def decide_move(
         finished=over,
         finished_at_ms=now_us // 1000 if over else 0,
         finished_at_us=now_us if over else 0,
+        ver=rec.ver + 1,
         n=count + 1,
     )
     return Applied(new, move)
 
 
-def decide_resign(live: LiveGame, now_us: int) -> Refusal | GameRecord:
+def decide_resign(live: LiveGame, now_us: int) -> Applied:
     rec = live.record
     now_ms = now_us // 1000
-    refusal = _closed_refusal(rec, now_ms)
-    if refusal is not None:
-        return refusal
-    return rec.evolve(finished=True, resigned=True, finished_at_ms=now_ms, finished_at_us=now_us)
+    _check_open(rec, now_ms)
+    new = rec.evolve(
+        finished=True,
+        resigned=True,
+        finished_at_ms=now_ms,
+        finished_at_us=now_us,
+        ver=rec.ver + 1,
+    )
+    return Applied(new, "")
+
+
+def decide_undo(live: LiveGame) -> LiveGame:
+    """A practice game with its last move taken back (also after its end, won or lost; never
+    after a resignation): the game as it will be once stored. Raises Refused."""
+    rec = live.record
+    if rec.resigned:
+        raise p.Refused(p.ILLEGAL_MOVE, "this game was resigned")
+    if not live.move_list:
+        raise p.Refused(p.ILLEGAL_MOVE, "no move to undo")
+    moves = live.move_list[:-1]
+    game = engine.replay(rec.game, rec.seed, moves)
+    over = bool(game.over)
+    new = rec.evolve(
+        score=int(game.score),
+        moves=int(game.moves),
+        won=bool(game.won),
+        over=over,
+        finished=over,
+        finished_at_ms=rec.finished_at_ms if over else 0,
+        finished_at_us=rec.finished_at_us if over else 0,
+        ver=rec.ver + 1,
+        n=len(moves),
+    )
+    return LiveGame(new, game, moves)

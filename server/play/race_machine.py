@@ -1,21 +1,65 @@
-"""A race: who may join and start it, when it ends, and how its seats rank (pure)."""
+"""A race's lifecycle as a pure state machine: create, join, start, close (finish or time-up).
+
+Like websockets' sans-I/O protocol objects: an input goes in (with the time), a
+`Transition` comes out: the writes to make (a RaceChange, checked by the store against
+the version the decision was made on), the replies for whoever asked, and the events for
+each seat. No await, no Redis, no sockets. Every status change of a race is made here:
+
+    lobby --start--> running --close (every seat finished, or the deadline)--> done
+
+server/play/races.py feeds it what it loads and stores what it decides; when the store
+finds the race changed meanwhile, it reads it again and asks the machine again.
+"""
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
 
 import msgspec
 
+import engine
 import protocol as p
-from server.play.game_machine import GameRecord
+from server.config import Config
+from server.play.game_machine import LiveGame, dealt_fields, timed_out
 from server.play.ranking import rank_key, ranked
+from server.store.events import Event
 from server.store.keys import race_gid
+from server.store.records import GameRecord, RaceRecord, RaceStatus
+from server.store.writes import MUST_NOT_EXIST, GameChange, RaceChange, encode_events
 
-LOBBY = "lobby"
-RUNNING = "running"
-DONE = "done"
+
+@dataclass(frozen=True)
+class RaceRules:
+    """The settings the lifecycle depends on (from the server's Config)."""
+
+    code_length: int = 6
+    default_max_players: int = 8
+    lobby_ttl_s: int = 24 * 3600
+    finished_race_ttl_s: int = 30 * 24 * 3600
+    untimed_race_max_s: int = 24 * 3600
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> RaceRules:
+        return cls(
+            code_length=cfg.race_code_length,
+            default_max_players=cfg.default_max_players,
+            lobby_ttl_s=cfg.lobby_ttl_s,
+            finished_race_ttl_s=cfg.finished_race_ttl_s,
+            untimed_race_max_s=cfg.untimed_race_max_s,
+        )
+
+
+@dataclass
+class Transition:
+    """What one input decided: store `change` (None: nothing to store), then send
+    `replies` to the asker and deliver `events`."""
+
+    change: RaceChange | None
+    replies: list[p.Message] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    # The seats' games as a start dealt them (the caller may cache them once stored).
+    dealt: list[LiveGame] = field(default_factory=list)
 
 
 def new_code(length: int) -> str:
@@ -26,174 +70,261 @@ def new_seed() -> int:
     return secrets.randbelow(p.SEED_MAX) + 1
 
 
-def normalise_code(text: str) -> str | None:
+def normalise_code(text: str, length: int = 6) -> str | None:
     """The race code a user typed, upper-cased, or None if it cannot be one."""
     code = text.strip().upper()
-    if len(code) != 6 or any(c not in p.RACE_ALPHABET for c in code):
+    if len(code) != length or any(c not in p.RACE_ALPHABET for c in code):
         return None
     return code
 
 
-@dataclass
-class Race:
-    code: str
-    game: str
-    seed: int
-    host: str
-    max_players: int
-    time_limit_s: int  # 0: no limit
-    status: str = LOBBY
-    created_ms: int = 0
-    starts_at_ms: int = 0
-    ends_at_ms: int = 0  # 0: no limit
-    ver: int = 0  # bumped by every change of the race itself (seats, status)
-    gver: int = 0  # bumped by every write to one of its games
-    seats: list[p.Seat] = field(default_factory=list)
-    result_json: str = ""  # the result as the close script stored it (JSON); "" until done
+def lobby_message(race: RaceRecord) -> p.Lobby:
+    return p.Lobby(race=race.code, game=race.game, host=race.host, players=list(race.seats))
 
-    # -- storage
-    def to_redis(self) -> dict[str, str]:
-        return {
-            "code": self.code, "game": self.game, "seed": str(self.seed), "host": self.host,
-            "max_players": str(self.max_players), "time_limit_s": str(self.time_limit_s),
-            "status": self.status, "created_ms": str(self.created_ms),
-            "starts_at_ms": str(self.starts_at_ms), "ends_at_ms": str(self.ends_at_ms),
-            "ver": str(self.ver),
-        }  # fmt: skip
 
-    @classmethod
-    def from_redis(cls, raw: dict[Any, Any], seats: list[p.Seat]) -> Race:
-        d = {_s(k): _s(v) for k, v in raw.items()}
-        return cls(
-            code=d["code"], game=d["game"], seed=int(d["seed"]), host=d["host"],
-            max_players=int(d["max_players"]), time_limit_s=int(d["time_limit_s"]),
-            status=d["status"], created_ms=int(d.get("created_ms", 0)),
-            starts_at_ms=int(d.get("starts_at_ms", 0)), ends_at_ms=int(d.get("ends_at_ms", 0)),
-            ver=int(d.get("ver", 0)), gver=int(d.get("gver", 0)), seats=seats,
-            result_json=d.get("result", ""),
-        )  # fmt: skip
+def not_found(code: str) -> p.Refused:
+    return p.Refused(p.NOT_FOUND, f"no race {code}")
 
-    # -- questions
+
+class RaceMachine:
+    """One race as loaded from the store, and the decisions on it."""
+
+    def __init__(self, race: RaceRecord, rules: RaceRules) -> None:
+        self.race = race
+        self.rules = rules
+
+    # ------------------------------------------------------------ questions
+
+    @property
+    def code(self) -> str:
+        return self.race.code
+
     def seated(self, player: str) -> bool:
-        return any(s.player == player for s in self.seats)
-
-    def gid(self, player: str) -> str:
-        return race_gid(self.code, player)
-
-    def gids(self) -> list[str]:
-        return [self.gid(s.player) for s in self.seats]
+        return any(s.player == player for s in self.race.seats)
 
     def players(self) -> list[str]:
-        return [s.player for s in self.seats]
+        return self.race.players()
 
-    def join_refusal(self, player: str) -> tuple[str, str] | None:
-        """Why `player` may not take a seat (None: they may, or already have one)."""
-        if self.seated(player):
-            return None
-        if self.status != LOBBY:
-            return (p.RACE_STARTED, f"race {self.code} has already started")
-        if len(self.seats) >= self.max_players:
-            return (p.RACE_FULL, f"race {self.code} is full ({self.max_players} players)")
-        return None
+    def gids(self) -> list[str]:
+        return [race_gid(self.code, s.player) for s in self.race.seats]
 
-    def start_refusal(self, player: str) -> tuple[str, str] | None:
-        if player != self.host:
-            return (p.NOT_HOST, f"only the host may start race {self.code}")
-        if self.status != LOBBY:
-            return (p.RACE_STARTED, f"race {self.code} has already started")
-        return None
+    def deadline_ms(self) -> int:
+        """When a running race closes whatever happens."""
+        race = self.race
+        if race.ends_at_ms:
+            return race.ends_at_ms
+        return race.starts_at_ms + self.rules.untimed_race_max_s * 1000
 
-    def stored_result(self) -> p.Result | None:
-        """The result every seat was sent when the race closed (None while it has not).
-
-        Decoded from what the close stored, never ranked again: the seats' records may
-        have expired or changed since, and a repeat must equal the original.
-        """
-        if self.status != DONE or not self.result_json:
-            return None
-        return msgspec.json.decode(self.result_json, type=p.Result)
-
-    def deadline_ms(self, untimed_max_s: int) -> int:
-        """When the race closes whatever happens."""
-        if self.ends_at_ms:
-            return self.ends_at_ms
-        return self.starts_at_ms + untimed_max_s * 1000
-
-    # -- messages
     def lobby(self) -> p.Lobby:
-        return p.Lobby(race=self.code, game=self.game, host=self.host, players=list(self.seats))
-
-    def created(self) -> p.Created:
-        return p.Created(
-            race=self.code,
-            game=self.game,
-            max_players=self.max_players,
-            time_limit_s=self.time_limit_s or None,
-        )
+        return lobby_message(self.race)
 
     def start_message(self) -> p.Start:
+        race = self.race
         return p.Start(
-            race=self.code,
-            game=self.game,
-            starts_at_ms=self.starts_at_ms,
-            ends_at_ms=self.ends_at_ms or None,
+            race=race.code,
+            game=race.game,
+            starts_at_ms=race.starts_at_ms,
+            ends_at_ms=race.ends_at_ms or None,
         )
 
-    def new_game_record(self, seat: p.Seat) -> GameRecord:
+    def seat_record(self, seat: p.Seat) -> GameRecord:
+        race = self.race
         return GameRecord(
-            gid=self.gid(seat.player),
+            gid=race_gid(race.code, seat.player),
             kind="race",
-            game=self.game,
-            seed=self.seed,
+            game=race.game,
+            seed=race.seed,
             player=seat.player,
             name=seat.name,
-            race=self.code,
+            race=race.code,
         )
 
+    # ------------------------------------------------------------ inputs
 
-def is_complete(games: list[GameRecord]) -> bool:
-    return bool(games) and all(g.finished for g in games)
-
-
-def close_records(games: list[GameRecord], end_ms: int) -> list[GameRecord]:
-    """The seats' records as the race closes: unfinished seats stop at `end_ms`."""
-    return [
-        g if g.finished else replace(g, finished=True, finished_at_ms=end_ms, timed_out=True)
-        for g in games
-    ]
-
-
-def result(race: Race, games: list[GameRecord]) -> p.Result:
-    """The race's result from its seats' final records (all finished)."""
-    seat_index = {s.player: i for i, s in enumerate(race.seats)}
-
-    def time_ms(g: GameRecord) -> int:
-        return max(0, g.finished_at_ms - race.starts_at_ms)
-
-    order = ranked(
-        games,
-        key=lambda g: rank_key(g.score, time_ms(g), g.moves),
-        finish_order=lambda g: (
-            g.finished_at_ms,
-            g.finished_at_us,
-            seat_index.get(g.player, 0),
-        ),
-    )
-    standings = [
-        p.Standing(
-            rank=rank,
-            player=g.player,
-            name=g.name,
-            score=g.score,
-            moves=g.moves,
-            time_ms=time_ms(g),
-            won=g.won,
-            resigned=g.resigned,
+    @classmethod
+    def create(
+        cls,
+        rules: RaceRules,
+        *,
+        code: str,
+        game: str,
+        seed: int,
+        host: p.Seat,
+        max_players: int | None,
+        time_limit_s: int | None,
+        now_ms: int,
+        origin: str,
+        instances: list[str],
+    ) -> tuple[RaceMachine, Transition]:
+        """A new race in its lobby with its host seated (`instances`: where the host is
+        connected, this instance first). The store refuses it if the code is taken."""
+        race = RaceRecord(
+            code=code,
+            game=game,
+            seed=seed,
+            host=host.player,
+            max_players=max_players or rules.default_max_players,
+            time_limit_s=time_limit_s or 0,
+            created_ms=now_ms,
+            seats=[host],
         )
-        for rank, g in order
-    ]
-    return p.Result(race=race.code, game=race.game, seed=race.seed, standings=standings)
+        machine = cls(race, rules)
+        created = p.Created(
+            race=race.code,
+            game=race.game,
+            max_players=race.max_players,
+            time_limit_s=race.time_limit_s or None,
+        )
+        lobby = machine.lobby()
+        events = [Event(to=[host.player], frames=[p.encode(lobby)], skip=origin)]
+        change = RaceChange(
+            race=race,
+            expect_ver=MUST_NOT_EXIST,
+            new_seats=[host],
+            games=[GameChange(machine.seat_record(host), MUST_NOT_EXIST, all_fields=True)],
+            instances=instances,
+            ttl_s=rules.lobby_ttl_s,
+            payload=encode_events(events),
+        )
+        return machine, Transition(change, [created, lobby], events)
 
+    def join(self, seat: p.Seat, origin: str, instances: list[str]) -> Transition:
+        """`seat.player` asks for a seat. A seated player gets the race as it stands
+        (its lobby, and its result once it has one: how a seat that was offline when the
+        result went out gets it back); `change` is then None."""
+        race = self.race
+        if self.seated(seat.player):
+            replies: list[p.Message] = [self.lobby()]
+            result = race.stored_result()
+            if result is not None:
+                replies.append(result)
+            return Transition(None, replies)
+        if race.status != RaceStatus.LOBBY:
+            raise p.Refused(p.RACE_STARTED, f"race {race.code} has already started")
+        if len(race.seats) >= race.max_players:
+            raise p.Refused(p.RACE_FULL, f"race {race.code} is full ({race.max_players} players)")
+        expect = race.ver
+        joined = RaceRecord(**{**race.__dict__, "seats": [*race.seats, seat], "ver": expect + 1})
+        self.race = joined
+        lobby = self.lobby()
+        events = [Event(to=joined.players(), frames=[p.encode(lobby)], skip=origin)]
+        change = RaceChange(
+            race=joined,
+            expect_ver=expect,
+            new_seats=[seat],
+            games=[GameChange(self.seat_record(seat), MUST_NOT_EXIST, all_fields=True)],
+            instances=instances,
+            ttl_s=self.rules.lobby_ttl_s,
+            payload=encode_events(events),
+        )
+        return Transition(change, [lobby], events)
 
-def _s(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    def start(self, player: str, now_ms: int, origin: str) -> Transition:
+        """The host starts the race: every seat is dealt the same deal, the clock starts."""
+        race = self.race
+        if player != race.host:
+            raise p.Refused(p.NOT_HOST, f"only the host may start race {race.code}")
+        if race.status != RaceStatus.LOBBY:
+            raise p.Refused(p.RACE_STARTED, f"race {race.code} has already started")
+        ends = now_ms + race.time_limit_s * 1000 if race.time_limit_s else 0
+        expect = race.ver
+        started = RaceRecord(
+            **{
+                **race.__dict__,
+                "status": RaceStatus.RUNNING,
+                "starts_at_ms": now_ms,
+                "ends_at_ms": ends,
+                "ver": expect + 1,
+            }
+        )
+        self.race = started
+        game = engine.new_game(race.game, race.seed)
+        dealt = dealt_fields(game, now_ms)
+        # Every seat's game was created with the race (version 0) and is dealt now.
+        seats = [
+            LiveGame(self.seat_record(seat).evolve(ends_at_ms=ends, ver=1, **dealt), game)
+            for seat in race.seats
+        ]
+        start = self.start_message()
+        start_frame = p.encode(start)
+        states = {live.record.player: live.state(now_ms) for live in seats}
+        events = [
+            Event(to=[pl], frames=[start_frame, p.encode(st)], skip=origin)
+            for pl, st in states.items()
+        ]
+        change = RaceChange(
+            race=started,
+            expect_ver=expect,
+            games=[GameChange(live.record, 0, all_fields=True) for live in seats],
+            ttl_s=0,
+            payload=encode_events(events),
+        )
+        return Transition(change, [start, states[player]], events, dealt=seats)
+
+    def close(self, games: list[GameRecord], now_ms: int) -> Transition | None:
+        """Close a running race whose every seat has finished, or whose deadline has
+        passed (`games`: its seats' records as read). None while neither is true. Unfinished
+        seats stop at the deadline (or now, if that is earlier), as timed out."""
+        race = self.race
+        if race.status != RaceStatus.RUNNING:
+            return None
+        deadline = self.deadline_ms()
+        complete = bool(games) and all(g.finished for g in games)
+        if not (complete or now_ms >= deadline):
+            return None
+        end = min(now_ms, deadline)
+        final = [timed_out(g, end) for g in games]
+        result = self.result(final)
+        expect = race.ver
+        self.race = RaceRecord(
+            **{
+                **race.__dict__,
+                "status": RaceStatus.DONE,
+                "ver": expect + 1,
+                "result_json": msgspec.json.encode(result).decode(),
+            }
+        )
+        events = [Event(to=self.players(), frames=[p.encode(result)])]
+        change = RaceChange(
+            race=self.race,
+            expect_ver=expect,
+            # Every seat is checked at the version read: a move stored since would change
+            # the result, so the close is then decided again.
+            games=[GameChange(f, g.ver) for f, g in zip(final, games, strict=True)],
+            ttl_s=self.rules.finished_race_ttl_s,
+            payload=encode_events(events),
+        )
+        return Transition(change, [result], events)
+
+    def result(self, games: list[GameRecord]) -> p.Result:
+        """The race's result from its seats' final records (all finished): by score, then
+        time, then moves; equal seats share a rank, listed in the order they finished."""
+        race = self.race
+        seat_index = {s.player: i for i, s in enumerate(race.seats)}
+
+        def time_ms(g: GameRecord) -> int:
+            return max(0, g.finished_at_ms - race.starts_at_ms)
+
+        order = ranked(
+            games,
+            key=lambda g: rank_key(g.score, time_ms(g), g.moves),
+            finish_order=lambda g: (
+                g.finished_at_ms,
+                g.finished_at_us,
+                seat_index.get(g.player, 0),
+            ),
+        )
+        standings = [
+            p.Standing(
+                rank=rank,
+                player=g.player,
+                name=g.name,
+                score=g.score,
+                moves=g.moves,
+                time_ms=time_ms(g),
+                won=g.won,
+                resigned=g.resigned,
+            )
+            for rank, g in order
+        ]
+        return p.Result(race=race.code, game=race.game, seed=race.seed, standings=standings)

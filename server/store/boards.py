@@ -1,24 +1,6 @@
 """Daily and all-time leaderboards in Redis sorted sets.
 
-Key layout (every key of the daily feature is named here). As in server/store/keys.py, each key
-starts with a Redis Cluster hash tag holding the configured namespace `ns`, so every
-multi-key command or script below touches keys of a single slot:
-
-    {ns:day:GAME:DATE}:board        zset   one member per finished attempt of that day
-    {ns:day:GAME:DATE}:entries      hash   player -> SEQ(10 digits) + JSON entry
-    {ns:day:GAME:DATE}:deal         hash   the day's deal: seed, line, par, candidates, proven
-                                           (written once, by server/daily/deals.py)
-    {ns:day:GAME:DATE}:deal_lock    string lock: the instance searching for that deal
-    {ns:alltime:GAME}:board         zset   one member per player who ever finished a daily
-    {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/store/stats.py)
-    {ns:alltime:GAME}:seq           string counter giving all-time members their SEQ
-    {ns:alltime:GAME}:played:PID    zset   days (as day numbers) the player finished a daily
-    {ns:alltime:GAME}:won:PID       zset   days the player won
-    {ns:daily}:open                 zset   gids of daily attempts not yet ranked, by day end (ms)
-    {ns:daily}:sweep                string lock: the instance closing attempts whose day is over
-
-Daily attempts themselves are games of the server's store (server/store/keys.py), gid
-`d.DATE.GAME.PID`, kept under their player's hash tag.
+Its keys are named in server/store/keys.py (the daily feature's part of the layout).
 
 Day boards rank by score (higher first), then time_ms (lower first), then moves (fewer first),
 and all three are packed into one sorted-set score, LOWER IS BETTER, so that the order of the
@@ -48,12 +30,12 @@ order they reached that tally. Packed the same way, lower is better:
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from protocol.messages import Entry
+from server.store.keys import Keys
 
 SCORE_BITS = 6
 TIME_BITS = 31
@@ -92,52 +74,6 @@ def pack_all_time(days_won: int, total_score: int) -> int:
 def day_number(date: dt.date) -> int:
     """Days since 1970-01-01: consecutive days are consecutive integers (for streaks)."""
     return (date - EPOCH).days
-
-
-@dataclass(frozen=True)
-class Keys:
-    """Names of the daily feature's Redis keys under one namespace."""
-
-    namespace: str
-
-    def _day(self, game: str, date: str) -> str:
-        return f"{{{self.namespace}:day:{game}:{date}}}"
-
-    def day_board(self, game: str, date: str) -> str:
-        return self._day(game, date) + ":board"
-
-    def day_entries(self, game: str, date: str) -> str:
-        return self._day(game, date) + ":entries"
-
-    def day_deal(self, game: str, date: str) -> str:
-        return self._day(game, date) + ":deal"
-
-    def day_deal_lock(self, game: str, date: str) -> str:
-        return self._day(game, date) + ":deal_lock"
-
-    def _all(self, game: str) -> str:
-        return f"{{{self.namespace}:alltime:{game}}}"
-
-    def all_board(self, game: str) -> str:
-        return self._all(game) + ":board"
-
-    def all_stats(self, game: str) -> str:
-        return self._all(game) + ":stats"
-
-    def all_seq(self, game: str) -> str:
-        return self._all(game) + ":seq"
-
-    def played_days(self, game: str, player: str) -> str:
-        return self._all(game) + f":played:{player}"
-
-    def won_days(self, game: str, player: str) -> str:
-        return self._all(game) + f":won:{player}"
-
-    def open_attempts(self) -> str:
-        return f"{{{self.namespace}:daily}}:open"
-
-    def sweep_lock(self) -> str:
-        return f"{{{self.namespace}:daily}}:sweep"
 
 
 class Result(msgspec.Struct, frozen=True):

@@ -17,24 +17,12 @@ from typing import Any
 import msgspec
 from redis.exceptions import RedisError
 
+from server.store.events import Event
+
 log = logging.getLogger(__name__)
 
 
-class Event(msgspec.Struct, array_like=True):
-    """Frames for the local connections of some players (all but connection `skip`)."""
-
-    to: list[str]
-    frames: list[bytes]
-    skip: str = ""
-
-
-_encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(list[Event])
-
-
-def encode_events(events: list[Event]) -> bytes:
-    return _encoder.encode(events)
-
+_DECODER = msgspec.msgpack.Decoder(list[Event])
 
 Deliver = Callable[[list[Event]], None]
 
@@ -74,7 +62,7 @@ class Bus:
                     if message.get("type") != "message":
                         continue
                     try:
-                        events = _decoder.decode(message["data"])
+                        events = _DECODER.decode(message["data"])
                     except msgspec.DecodeError:
                         log.error("bus: undecodable event on %s", self._channel)
                         continue

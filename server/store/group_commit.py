@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 import msgspec
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
-from server.store import scripts
-from server.store.redis_client import StoreUnavailable
+from server.store.errors import StoreUnavailable
+from server.store.scripts import Status
 
 log = logging.getLogger(__name__)
 
@@ -22,18 +22,16 @@ _HEADS_ENCODER = msgspec.msgpack.Encoder()
 
 
 class MoveOutcome(NamedTuple):
-    status: int  # 1 applied, 0 n mismatch, -1 no game, -2 finished, -3 time up
-    n: int
+    status: Status
 
 
 @dataclass(slots=True)
 class Write:
     """One game write waiting in the group commit: a move or a resignation."""
 
-    keys: list[str]  # game meta, moves, interest set [, race meta]
-    expect_n: int
+    keys: list[str]  # game meta, moves, interest set
+    expect_ver: int
     move: str
-    now_ms: int
     fields: dict[str, str]
     payload: bytes
     future: asyncio.Future[MoveOutcome]
@@ -61,14 +59,17 @@ class GroupCommit:
     def __init__(
         self,
         redis: Any,
-        shas: dict[str, str],
+        script: Any,
         origin: str,
         channel_prefix: str,
         slot_of: Callable[[str], int] | None = None,
         in_flight: int = 2,
     ) -> None:
         self._redis = redis
-        self._shas = shas  # script text -> sha1
+        # The MOVES script as registered (redis-py's Script): its sha and text. It is sent as
+        # a raw EVALSHA: redis-py's pipelines check every script before each execute,
+        # a round trip more per batch.
+        self._script = script
         self._origin = origin
         self._prefix = channel_prefix
         self._slot_of = slot_of  # None: a single Redis, where any keys may share a call
@@ -95,9 +96,8 @@ class GroupCommit:
     def submit(
         self,
         keys: list[str],
-        expect_n: int,
+        expect_ver: int,
         move: str,
-        now_ms: int,
         fields: dict[str, str],
         payload: bytes,
     ) -> asyncio.Future[MoveOutcome]:
@@ -108,7 +108,7 @@ class GroupCommit:
         if self._closing:
             fut.set_exception(StoreUnavailable("the server is shutting down"))
             return fut
-        self._pending.append(Write(keys, expect_n, move, now_ms, fields, payload, fut))
+        self._pending.append(Write(keys, expect_ver, move, fields, payload, fut))
         self._wake.set()
         return fut
 
@@ -154,7 +154,7 @@ class GroupCommit:
             lost = [isinstance(r, NoScriptError) for r in replies]
             if any(lost):
                 # Redis restarted without its script cache: load the script, run those again.
-                self._shas[scripts.MOVES] = await self._redis.script_load(scripts.MOVES)
+                self._script.sha = await self._redis.script_load(self._script.script)
                 redo = [g for g, x in zip(groups, lost, strict=True) if x]
                 again = iter(await self._execute(redo))
                 replies = [next(again) if x else r for r, x in zip(replies, lost, strict=True)]
@@ -173,7 +173,7 @@ class GroupCommit:
                         StoreUnavailable(str(reply)) if isinstance(reply, RedisError) else reply
                     )
                 else:
-                    w.future.set_result(MoveOutcome(int(reply[2 * i]), int(reply[2 * i + 1])))
+                    w.future.set_result(MoveOutcome(Status(int(reply[i]))))
 
     def _group(self, batch: list[Write]) -> list[list[Write]]:
         """The batch's writes, split into those that one script call may make together."""
@@ -207,9 +207,9 @@ class GroupCommit:
         heads = []
         for w in writes:
             keys += w.keys
-            heads.append((len(w.keys), w.expect_n, w.move, w.now_ms, len(w.payload), w.fields))
+            heads.append((w.expect_ver, w.move, len(w.payload), w.fields))
         payloads = b"".join([w.payload for w in writes])
         return [
-            "EVALSHA", self._shas[scripts.MOVES], len(keys), *keys, self._origin, self._prefix,
+            "EVALSHA", self._script.sha, len(keys), *keys, self._origin, self._prefix,
             _HEADS_ENCODER.encode(heads), payloads,
         ]  # fmt: skip

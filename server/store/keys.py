@@ -27,6 +27,22 @@ Game ids: a race seat is `r.CODE.PID`, a daily attempt `d.DATE.GAME.PID`, a prac
     {ns:race:CODE}:bots              hash   bot player id -> strength (server/play/bots.py)
     {ns:race:CODE}:botlease          string the instance driving the race's bots (expires)
     {ns:index}:bots                  set    race codes whose bots are to be driven
+
+The daily challenge (server/daily/, server/store/boards.py, server/store/stats.py); each
+multi-key command or script touches keys of a single slot:
+
+    {ns:day:GAME:DATE}:board        zset   one member per finished attempt of that day
+    {ns:day:GAME:DATE}:entries      hash   player -> SEQ(10 digits) + JSON entry
+    {ns:day:GAME:DATE}:deal         hash   the day's deal: seed, line, par, candidates, proven
+                                           (written once, by server/daily/deals.py)
+    {ns:day:GAME:DATE}:deal_lock    string lock: the instance searching for that deal
+    {ns:alltime:GAME}:board         zset   one member per player who ever finished a daily
+    {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/store/stats.py)
+    {ns:alltime:GAME}:seq           string counter giving all-time members their SEQ
+    {ns:alltime:GAME}:played:PID    zset   days (as day numbers) the player finished a daily
+    {ns:alltime:GAME}:won:PID       zset   days the player won
+    {ns:daily}:open                 zset   gids of daily attempts not yet ranked, by day end (ms)
+    {ns:daily}:sweep                string lock: the instance closing attempts whose day is over
 """
 
 from __future__ import annotations
@@ -109,6 +125,47 @@ class Keys:
         else:
             return None
         return GameKeys(f"{tag}:game:{gid}", f"{tag}:game:{gid}:moves", interest)
+
+    # -- the daily challenge
+
+    def _day(self, game: str, date: str) -> str:
+        return f"{{{self.ns}:day:{game}:{date}}}"
+
+    def day_board(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":board"
+
+    def day_entries(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":entries"
+
+    def day_deal(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":deal"
+
+    def day_deal_lock(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":deal_lock"
+
+    def _all(self, game: str) -> str:
+        return f"{{{self.ns}:alltime:{game}}}"
+
+    def all_board(self, game: str) -> str:
+        return self._all(game) + ":board"
+
+    def all_stats(self, game: str) -> str:
+        return self._all(game) + ":stats"
+
+    def all_seq(self, game: str) -> str:
+        return self._all(game) + ":seq"
+
+    def played_days(self, game: str, player: str) -> str:
+        return self._all(game) + f":played:{player}"
+
+    def won_days(self, game: str, player: str) -> str:
+        return self._all(game) + f":won:{player}"
+
+    def open_attempts(self) -> str:
+        return f"{{{self.ns}:daily}}:open"
+
+    def sweep_lock(self) -> str:
+        return f"{{{self.ns}:daily}}:sweep"
 
     # -- pub/sub
     def instance_channel(self, instance: str) -> str:

@@ -16,10 +16,6 @@ from redis.exceptions import DataError
 from server.config import Config
 
 
-class StoreUnavailable(Exception):
-    """Redis could not be reached or failed; the request may be retried."""
-
-
 def create_redis(config: Config, url: str, *, decode_responses: bool = True) -> Any:
     """The one place where Redis clients are made.
 

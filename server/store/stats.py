@@ -27,10 +27,10 @@ from server.store.boards import (
     TOTAL_SCORE_BITS,
     TOTAL_SCORE_CAP,
     AllTimeRow,
-    Keys,
     Result,
     day_number,
 )
+from server.store.keys import Keys
 
 # KEYS: all-time board, all-time rows hash, played days, won days, seq counter
 # ARGV: player, day number, won ('1'/'0'), score, moves, time_ms, name

@@ -1,8 +1,10 @@
 """The Redis store: players, races and games, behind plain async methods.
 
-Key names come from server/store/keys.py; atomic check-and-writes are the Lua
-scripts of server/store/scripts.py. Moves and resignations go through the group
-commit of server/store/group_commit.py; clients are made by server/store/redis_client.py.
+Key names come from server/store/keys.py; every write of a record is version-checked
+(server/store/scripts.py: MOVES for moves through the group commit of
+server/store/group_commit.py, APPLY for the rest). Clients are made by
+server/store/redis_client.py. The rules that decide the writes live above, in
+server/play/ and server/daily/.
 """
 
 from __future__ import annotations
@@ -15,16 +17,18 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-from redis.exceptions import NoScriptError, RedisError
-
-import protocol as p
 from server.config import Config
-from server.play.game_machine import GameRecord
-from server.play.race_machine import Race
+from server.lru import LRU
 from server.store import scripts
+from server.store.boards import LeaderboardStore
+from server.store.errors import STORE_ERRORS, StoreUnavailable
 from server.store.group_commit import GroupCommit, MoveOutcome
-from server.store.keys import GameKeys, Keys
-from server.store.redis_client import StoreUnavailable
+from server.store.keys import GameKeys, Keys, race_gid
+from server.store.locks import Lease
+from server.store.records import GameRecord, RaceRecord, seat_entry, seat_from_entry
+from server.store.scripts import Status
+from server.store.stats import StatsStore
+from server.store.writes import MUST_NOT_EXIST, Batch, GameChange, RaceChange
 
 log = logging.getLogger(__name__)
 
@@ -42,18 +46,21 @@ def new_player_id() -> str:
 
 
 class Store:
-    """Everything the server keeps in Redis, behind plain async methods."""
+    """Everything the server keeps in Redis about players, races and games."""
 
     def __init__(self, config: Config, redis: Any, instance: str) -> None:
         self.config = config
         self.redis = redis
         self.keys = Keys(config.namespace)
         self.instance = instance
-        self._shas: dict[str, str] = {}
-        self._game_keys: dict[str, GameKeys] = {}
+        self._apply = redis.register_script(scripts.APPLY)
+        self._unindex = redis.register_script(scripts.UNINDEX)
+        self._game_keys: LRU[str, GameKeys] = LRU(config.game_keys_memo_size)
+        self.boards = LeaderboardStore(redis, self.keys)
+        self.stats = StatsStore(redis, self.keys)
         self.commit = GroupCommit(
             redis,
-            self._shas,
+            redis.register_script(scripts.MOVES),
             instance,
             self.keys.instance_channel_prefix(),
             redis.keyslot if config.redis_cluster else None,
@@ -64,7 +71,6 @@ class Store:
         return self.keys.instance_channel_prefix()
 
     async def open(self) -> None:
-        await self.load_scripts()
         self.commit.start()
 
     async def close(self) -> None:
@@ -77,54 +83,39 @@ class Store:
         with contextlib.suppress(Exception):
             await self.redis.aclose()
 
-    async def load_scripts(self) -> None:
-        for text in (
-            scripts.MOVES,
-            scripts.CREATE_RACE,
-            scripts.JOIN_RACE,
-            scripts.START_RACE,
-            scripts.CLOSE_RACE,
-            scripts.UNINDEX,
-            scripts.UNINDEX_CLOSED,
-            scripts.INDEX,
-        ):
-            self._shas[text] = await self.redis.script_load(text)
-
-    async def _eval(self, script: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
-        try:
-            try:
-                return await self.redis.evalsha(self._shas[script], len(keys), *keys, *args)
-            except NoScriptError:
-                self._shas[script] = await self.redis.script_load(script)
-                return await self.redis.evalsha(self._shas[script], len(keys), *keys, *args)
-        except (RedisError, OSError) as exc:
-            raise StoreUnavailable(str(exc)) from exc
-
-    async def _eval_in_order(
-        self, calls: Sequence[tuple[str, Sequence[str], Sequence[Any]]]
-    ) -> list[Any]:
-        """Script calls in one pipeline (on a single Redis: one connection runs them in
-        order); their replies. A call that found its script gone (Redis restarted) runs
-        again on its own once the script is loaded."""
-        try:
-            pipe = self.redis.pipeline(transaction=False)
-            for script, keys, args in calls:
-                pipe.evalsha(self._shas[script], len(keys), *keys, *args)
-            replies = list(await pipe.execute(raise_on_error=False))
-        except (RedisError, OSError) as exc:
-            raise StoreUnavailable(str(exc)) from exc
-        for i, reply in enumerate(replies):
-            if isinstance(reply, NoScriptError):
-                replies[i] = await self._eval(*calls[i])
-            elif isinstance(reply, Exception):
-                raise StoreUnavailable(str(reply))
-        return replies
-
     async def ping(self) -> bool:
         try:
             return bool(await self.redis.ping())
-        except (RedisError, OSError):
+        except STORE_ERRORS:
             return False
+
+    # ------------------------------------------------------------ batches
+
+    async def apply(self, batch: Batch) -> Status:
+        """Run one version-checked batch (the APPLY script)."""
+        try:
+            status, _guard = await self._apply(
+                keys=batch.keys, args=batch.args(self.instance, self.channel_prefix)
+            )
+        except STORE_ERRORS as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        return Status(int(status))
+
+    async def apply_in_order(self, batches: Sequence[Batch]) -> list[Status]:
+        """Batches in one pipeline (on a single Redis one connection runs them in order);
+        on a Redis Cluster, whose batches may live on different nodes, one after the other."""
+        if self.config.redis_cluster:
+            return [await self.apply(b) for b in batches]
+        try:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for b in batches:
+                    await self._apply(
+                        keys=b.keys, args=b.args(self.instance, self.channel_prefix), client=pipe
+                    )
+                replies = await pipe.execute()
+        except STORE_ERRORS as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        return [Status(int(reply[0])) for reply in replies]
 
     # ------------------------------------------------------------ server config
 
@@ -146,6 +137,14 @@ class Store:
         pipe.set(self.keys.token(hash_token(token)), player)
         await pipe.execute()
         return player, token
+
+    async def create_bot(self, player: str, name: str, strength: str, now_ms: int) -> None:
+        """A bot player (server/play/bots.py): it lives as long as a finished race."""
+        key = self.keys.player_meta(player)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(key, mapping={"name": name, "created_ms": now_ms, "bot": strength})
+        pipe.expire(key, self.config.finished_race_ttl_s)
+        await pipe.execute()
 
     async def player_for_token(self, token: str) -> str | None:
         return await self.redis.get(self.keys.token(hash_token(token)))
@@ -182,6 +181,15 @@ class Store:
             pipe.sadd(key, self.instance)
         await pipe.execute()
 
+    async def player_instances(self, player: str) -> list[str]:
+        """The instances where the player has a connection."""
+        return sorted(await self.redis.smembers(self.keys.player_interest(player)))
+
+    async def publish(self, instances: Sequence[str], payload: bytes) -> None:
+        """Relay events to these instances (best effort, as pub/sub is)."""
+        for inst in instances:
+            await self.redis.publish(self.keys.instance_channel(inst), payload)
+
     # ------------------------------------------------------------ games
 
     def game_keys(self, gid: str) -> GameKeys | None:
@@ -189,9 +197,7 @@ class Store:
         if keys is None:
             keys = self.keys.game(gid)
             if keys is not None:
-                if len(self._game_keys) >= 100_000:
-                    self._game_keys.clear()
-                self._game_keys[gid] = keys
+                self._game_keys.put(gid, keys)
         return keys
 
     async def load_game(self, gid: str) -> tuple[GameRecord, list[str]] | None:
@@ -227,46 +233,85 @@ class Store:
             out.append(GameRecord.from_redis(meta, int(n)) if meta else None)
         return out
 
-    async def create_game(self, record: GameRecord) -> bool:
-        """Store a new game (a daily attempt); False if it exists already."""
-        keys = self.keys.game(record.gid)
-        assert keys is not None
-        created = await self.redis.hsetnx(keys.meta, "gid", record.gid)
-        if created:
-            await self.redis.hset(keys.meta, mapping=record.to_redis())
-        return bool(created)
-
-    def write_game(
-        self,
-        record: GameRecord,
-        move: str,
-        expect_n: int,
-        now_ms: int,
-        payload: bytes,
+    def write_move(
+        self, record: GameRecord, move: str, expect_ver: int, payload: bytes
     ) -> asyncio.Future[MoveOutcome]:
-        """Append `move` (or '' for none) and store `record`, atomically, in a group commit.
-
-        Applied only if the stored move count is `expect_n` (-1: any) and the game
-        is neither finished nor out of time; `payload` is relayed to the other
-        instances interested in the game once written.
-        """
+        """Append `move` (or '' for none) and store `record` (at its new version), if the
+        stored game is at `expect_ver`, through the group commit: a future of the write's
+        MoveOutcome. `payload` is relayed to the other instances interested in the game."""
         keys = self.game_keys(record.gid)
         assert keys is not None
-        key_list = [keys.meta, keys.moves, keys.interest]
-        if record.kind == "race":
-            key_list.append(self.keys.race_meta(record.race))
         return self.commit.submit(
-            key_list, expect_n, move, now_ms, record.written_fields(), payload
+            [keys.meta, keys.moves, keys.interest],
+            expect_ver,
+            move,
+            record.written_fields(),
+            payload,
+        )
+
+    async def write_game(
+        self,
+        change: GameChange,
+        *,
+        undo: bool = False,
+        index_games: bool = False,
+        ttl_s: int = 0,
+        payload: bytes = b"",
+    ) -> Status:
+        """Store a game of a player (a daily attempt or a practice game): `undo` also drops
+        its last move, `index_games` lists it among the player's games, `ttl_s` > 0 makes
+        it (and its move list) expire; `payload` goes to the player's other instances."""
+        record = change.record
+        keys = self.game_keys(record.gid)
+        assert keys is not None
+        batch = Batch()
+        batch.expect(keys.meta, change.expect_ver)
+        batch.hset(keys.meta, record.to_redis() if change.all_fields else record.changing_fields())
+        if undo:
+            batch.command("RPOP", keys.moves)
+        if index_games:
+            batch.command("SADD", self.keys.player_games(record.player), record.gid)
+        if ttl_s:
+            batch.command("EXPIRE", keys.meta, ttl_s)
+            if record.n:  # an empty move list is no key at all
+                batch.command("EXPIRE", keys.moves, ttl_s)
+        batch.relay_to(keys.interest, payload)
+        return await self.apply(batch)
+
+    async def expire_games(self, gids: Sequence[str], ttl_s: int) -> None:
+        """Give games (records and move lists) a time to live."""
+        pipe = self.redis.pipeline(transaction=False)
+        for gid in gids:
+            keys = self.game_keys(gid)
+            if keys is not None:
+                pipe.expire(keys.meta, ttl_s)
+                pipe.expire(keys.moves, ttl_s)
+        await pipe.execute()
+
+    # ------------------------------------------------------------ daily attempts index
+
+    async def index_open_attempt(self, gid: str, ends_at_ms: int) -> None:
+        await self.redis.zadd(self.keys.open_attempts(), {gid: ends_at_ms})
+
+    async def unindex_open_attempt(self, gid: str) -> None:
+        await self.redis.zrem(self.keys.open_attempts(), gid)
+
+    async def open_attempts_due(self, now_ms: int, count: int) -> list[str]:
+        """Daily attempts not yet ranked whose day ended by `now_ms` (at most `count`)."""
+        return list(
+            await self.redis.zrangebyscore(
+                self.keys.open_attempts(), "-inf", now_ms, start=0, num=count
+            )
         )
 
     # ------------------------------------------------------------ races
 
-    async def load_race(self, code: str) -> Race | None:
+    async def load_race(self, code: str) -> RaceRecord | None:
         return (await self.load_race_records(code, []))[0]
 
     async def load_race_records(
         self, code: str, gids: Sequence[str]
-    ) -> tuple[Race | None, list[GameRecord | None]]:
+    ) -> tuple[RaceRecord | None, list[GameRecord | None]]:
         """A race and, in the same round trip, the records of games `gids` (its seats'
         games, when the caller knows them)."""
         pipe = self.redis.pipeline(transaction=False)
@@ -276,122 +321,71 @@ class Store:
         meta, seats, *raw = await pipe.execute()
         if not meta or "status" not in meta:
             return None, []
-        return Race.from_redis(meta, [_seat(s) for s in seats]), self._records(gids, raw)
+        race = RaceRecord.from_redis(meta, [seat_from_entry(s) for s in seats])
+        return race, self._records(gids, raw)
 
-    def _race_keys(self, code: str) -> list[str]:
-        k = self.keys
-        return [k.race_meta(code), k.race_seats(code), k.race_interest(code)]
-
-    async def create_race(
-        self, race: Race, host_record: GameRecord, payload: bytes, instances: Sequence[str]
-    ) -> bool:
-        """Store a new race with its host seated; False if the code is taken. `instances`:
-        the others where the host is connected (Store.seat_player)."""
-        host_keys = self.keys.game(host_record.gid)
-        assert host_keys is not None
-        race_fields = flat_fields(race.to_redis())
-        args = [
-            self.config.lobby_ttl_s,
-            _seat_entry(race.seats[0]),
-            self.instance,
-            self.channel_prefix,
-            payload,
-            len(race_fields),
-            len(instances),
-            *race_fields,
-            *instances,
-            *flat_fields(host_record.to_redis()),
-        ]
-        return bool(
-            await self._eval(
-                scripts.CREATE_RACE, [*self._race_keys(race.code), host_keys.meta], args
+    def race_batch(self, change: RaceChange) -> Batch:
+        """The batch that makes a race change: the race's version checked, and every seat
+        game written checked at its own version, all under the race's hash tag."""
+        k, code = self.keys, change.race.code
+        meta, seats, interest = k.race_meta(code), k.race_seats(code), k.race_interest(code)
+        batch = Batch()
+        batch.expect(meta, change.expect_ver)
+        for game in change.games:
+            keys = self.keys.game(game.record.gid)
+            assert keys is not None
+            batch.expect(keys.meta, game.expect_ver)
+        batch.hset(meta, change.race.to_redis())
+        if change.new_seats:
+            batch.command("RPUSH", seats, *[seat_entry(s) for s in change.new_seats])
+        if change.instances:
+            batch.command("SADD", interest, *change.instances)
+        for game in change.games:
+            keys = self.keys.game(game.record.gid)
+            assert keys is not None
+            record = game.record
+            batch.hset(
+                keys.meta, record.to_redis() if game.all_fields else record.changing_fields()
             )
-        )
+        # Every key of the race lives as long as the race: a lobby or a finished race
+        # expires, a running one does not.
+        for key in [meta, seats, interest, *self._seat_game_keys(change.race)]:
+            if change.ttl_s:
+                batch.command("EXPIRE", key, change.ttl_s)
+            else:
+                batch.command("PERSIST", key)
+        batch.relay_to(interest, change.payload)
+        return batch
 
-    async def join_race(
-        self, race: Race, record: GameRecord, payload: bytes, instances: Sequence[str]
-    ) -> int:
-        """Seat a player (`instances`: as for create_race): 1 joined, 0 the race changed
-        meanwhile, -1 no such race."""
-        keys = self.keys.game(record.gid)
-        assert keys is not None
-        seat = p.Seat(record.player, record.name)
-        args = [
-            race.ver,
-            _seat_entry(seat),
-            self.config.lobby_ttl_s,
-            self.instance,
-            self.channel_prefix,
-            payload,
-            len(instances),
-            *instances,
-            *flat_fields(record.to_redis()),
-        ]
-        return int(
-            await self._eval(scripts.JOIN_RACE, [*self._race_keys(race.code), keys.meta], args)
-        )
+    def _seat_game_keys(self, race: RaceRecord) -> list[str]:
+        out: list[str] = []
+        for s in race.seats:
+            keys = self.keys.game(race_gid(race.code, s.player))
+            assert keys is not None
+            out += (keys.meta, keys.moves)
+        return out
 
-    async def start_race(
-        self,
-        race: Race,
-        starts_at: int,
-        ends_at: int,
-        initial: dict[str, str],
-        payload: bytes,
-        deadline_ms: int,
-    ) -> int:
-        """Index the race among the running ones, then start it: 1 started, 0 the race
-        changed meanwhile, -1 no such race. Indexed first, so that a crash right after
-        the start cannot leave the race without a timer (a race indexed but never started
-        is dropped from the index by the reaper)."""
-        metas = [self.keys.game(gid).meta for gid in race.gids()]  # type: ignore[union-attr]
-        keys = [*self._race_keys(race.code), *metas]
-        args = [race.ver, starts_at, ends_at, self.instance, self.channel_prefix, payload]
-        args += flat_fields(initial)
-        if self.config.redis_cluster:
-            # The index and the race live on different nodes: one after the other.
-            await self.index_running(race.code, deadline_ms)
-            return int(await self._eval(scripts.START_RACE, keys, args))
-        index = (scripts.INDEX, [self.keys.running_index()], [race.code, deadline_ms])
-        replies = await self._eval_in_order([index, (scripts.START_RACE, keys, args)])
-        return int(replies[1])
+    async def write_race(self, change: RaceChange) -> Status:
+        return await self.apply(self.race_batch(change))
 
-    async def close_race(
-        self, race: Race, gver: int, end_ms: int, result: bytes, payload: bytes, deadline_ms: int
-    ) -> int:
-        """Store the result and mark the race done, then drop it from the running index
-        (entered with `deadline_ms`): 1 closed by this call, 0 not running (someone else
-        closed it), -1 a seat's game changed since `gver` (read again and retry)."""
-        game_keys = [self.keys.game(gid) for gid in race.gids()]
-        metas = [k.meta for k in game_keys if k]
-        moves = [k.moves for k in game_keys if k]
-        args = [
-            gver,
-            end_ms,
-            result,
-            self.config.finished_race_ttl_s,
-            self.instance,
-            self.channel_prefix,
-            payload,
-        ]
-        keys = [*self._race_keys(race.code), *metas, *moves]
-        if self.config.redis_cluster:
-            status = int(await self._eval(scripts.CLOSE_RACE, keys, args))
-            if status == 1:
-                await self.unindex(race.code, deadline_ms)
-            return status
-        unindex = (
-            scripts.UNINDEX_CLOSED,
-            [self.keys.running_index(), self.keys.race_meta(race.code)],
-            [race.code, deadline_ms],
-        )
-        replies = await self._eval_in_order([(scripts.CLOSE_RACE, keys, args), unindex])
-        return int(replies[0])
+    async def start_race(self, change: RaceChange, deadline_ms: int) -> Status:
+        """Index the race among the running ones, then start it. Indexed first, so that a
+        crash right after the start cannot leave the race without a timer (a race indexed
+        but never started is dropped from the index by the reaper)."""
+        index = Batch()
+        index.command("ZADD", self.keys.running_index(), deadline_ms, change.race.code)
+        return (await self.apply_in_order([index, self.race_batch(change)]))[1]
+
+    async def close_race(self, change: RaceChange, deadline_ms: int) -> Status:
+        """Close the race, then drop it from the running index (where it was entered with
+        `deadline_ms`) if the close went through (the race is at its closed version)."""
+        code = change.race.code
+        unindex = Batch()
+        unindex.expect(self.keys.race_meta(code), change.race.ver)
+        unindex.command("ZREM", self.keys.running_index(), code)
+        return (await self.apply_in_order([self.race_batch(change), unindex]))[0]
 
     # ------------------------------------------------------------ running index
-
-    async def index_running(self, code: str, deadline_ms: int) -> None:
-        await self.redis.zadd(self.keys.running_index(), {code: deadline_ms})
 
     async def running(self, until_ms: float | None = None) -> list[tuple[str, int]]:
         """Running races (code, deadline), those due by `until_ms` only if given."""
@@ -402,22 +396,62 @@ class Store:
         return [(code, int(score)) for code, score in rows]
 
     async def unindex(self, code: str, score: int) -> None:
-        await self._eval(scripts.UNINDEX, [self.keys.running_index()], [code, score])
+        """Drop a race from the running index, unless it was entered again since."""
+        try:
+            await self._unindex(keys=[self.keys.running_index()], args=[code, score])
+        except STORE_ERRORS as exc:
+            raise StoreUnavailable(str(exc)) from exc
 
+    # ------------------------------------------------------------ bots
 
-def flat_fields(mapping: dict[str, str]) -> list[str]:
-    """field, value, field, value, ...: a hash's fields as script arguments."""
-    out: list[str] = []
-    for k, v in mapping.items():
-        out += (k, v)
-    return out
+    async def add_race_bot(self, code: str, player: str, strength: str) -> None:
+        key = self.keys.race_bots(code)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(key, player, strength)
+        pipe.expire(key, self.config.lobby_ttl_s)
+        await pipe.execute()
 
+    async def race_bots(self, code: str) -> dict[str, str]:
+        """A race's bot seats: player -> strength (empty if it has none)."""
+        return dict(await self.redis.hgetall(self.keys.race_bots(code)))
 
-def _seat_entry(seat: p.Seat) -> str:
-    # Names are printable, so they never hold a tab.
-    return f"{seat.player}\t{seat.name}"
+    async def index_bot_race(self, code: str, ttl_s: int) -> bool:
+        """List a started race among those whose bots are to be driven; False if it has
+        no bot seats."""
+        key = self.keys.race_bots(code)
+        if not await self.redis.expire(key, ttl_s):
+            return False
+        await self.redis.sadd(self.keys.bot_index(), code)
+        return True
 
+    async def bot_races(self) -> list[str]:
+        return sorted(await self.redis.smembers(self.keys.bot_index()))
 
-def _seat(entry: str) -> p.Seat:
-    player, _, name = entry.partition("\t")
-    return p.Seat(player=player, name=name)
+    async def unindex_bot_race(self, code: str) -> None:
+        await self.redis.srem(self.keys.bot_index(), code)
+
+    # ------------------------------------------------------------ daily deals
+
+    async def stored_deal(self, game: str, day: str) -> dict[str, str]:
+        """The day's deal as stored (server/daily/deals.py), or {} if none is yet."""
+        return dict(await self.redis.hgetall(self.keys.day_deal(game, day)))
+
+    async def store_deal_once(self, game: str, day: str, fields: dict[str, str]) -> bool:
+        """Store the day's deal unless one is stored already; False if one was."""
+        batch = Batch()
+        key = self.keys.day_deal(game, day)
+        batch.expect(key, MUST_NOT_EXIST)
+        batch.hset(key, fields)
+        return await self.apply(batch) is Status.APPLIED
+
+    def deal_lock(self, game: str, day: str, seconds: float) -> Lease:
+        """The lock of the instance searching for a day's deal."""
+        return Lease(self.redis, self.keys.day_deal_lock(game, day), seconds)
+
+    def sweep_lock(self, seconds: float) -> Lease:
+        """The lock of the instance closing the daily attempts whose day is over."""
+        return Lease(self.redis, self.keys.sweep_lock(), seconds)
+
+    def bot_lease(self, code: str, seconds: float) -> Lease:
+        """The lease of the instance that drives a race's bots."""
+        return Lease(self.redis, self.keys.race_bot_lease(code), seconds)

@@ -18,7 +18,8 @@ from support.ws_client import Client
 
 import engine
 from server.daily.seeds import daily_seed
-from server.store.boards import Keys, LeaderboardStore, Result
+from server.store.boards import LeaderboardStore, Result
+from server.store.keys import Keys
 
 GAME = "quatorze"
 # Names are at most 24 characters: these are as hostile as a name can be.

@@ -11,12 +11,12 @@ import redis.asyncio as aioredis
 
 from server.daily.seeds import daily_seed, parse_date, utc_date
 from server.store.boards import (
-    Keys,
     LeaderboardStore,
     Result,
     pack_all_time,
     pack_day,
 )
+from server.store.keys import Keys
 from server.store.stats import StatsStore
 
 GAME = "doublets"

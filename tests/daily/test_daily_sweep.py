@@ -16,6 +16,7 @@ from server.config import Config
 from server.daily.seeds import DAY_MS, day_start_s
 from server.daily.service import SWEEP_BATCH, DailyService
 from server.store.redis_client import create_redis
+from server.store.scripts import Status
 from server.store.store import Store
 
 DAY = dt.date(2030, 7, 1)
@@ -52,20 +53,21 @@ async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Sto
         players.append(player)
     # The last one resigns before midnight (as the server writes it): ranked at once, and not
     # closed again by the sweeper.
-    resigned = replace(record, finished=True, resigned=True, finished_at_ms=MIDNIGHT_MS - 1000)
-    outcome = await stores[1].write_game(resigned, "", 0, MIDNIGHT_MS - 1000, b"")
-    assert outcome.status == 1
+    resigned = replace(record, finished=True, resigned=True, finished_at_ms=MIDNIGHT_MS - 1000,
+                       ver=record.ver + 1)  # fmt: skip
+    outcome = await stores[1].write_move(resigned, "", record.ver, b"")
+    assert outcome.status == Status.APPLIED
     await b.finished(resigned)
     assert (await a.boards.board("bakers_game", DAY.isoformat())).total == 1
 
-    assert await a.sweep(MIDNIGHT_MS - 1, "inst-a") == []  # nothing is due before midnight
+    assert await a.sweep(MIDNIGHT_MS - 1) == []  # nothing is due before midnight
     closed_a, closed_b = await asyncio.gather(
-        a.sweep(MIDNIGHT_MS + 500, "inst-a"), b.sweep(MIDNIGHT_MS + 500, "inst-b")
+        a.sweep(MIDNIGHT_MS + 500), b.sweep(MIDNIGHT_MS + 500)
     )
     # The lock let one instance do the work; it got through the whole backlog.
     assert sorted([len(closed_a), len(closed_b)]) == [0, n - 1]
-    assert await a.sweep(MIDNIGHT_MS + 2000, "inst-a") == []
-    assert await b.sweep(MIDNIGHT_MS + 2000, "inst-b") == []
+    assert await a.sweep(MIDNIGHT_MS + 2000) == []
+    assert await b.sweep(MIDNIGHT_MS + 2000) == []
 
     board = await a.boards.board("bakers_game", DAY.isoformat(), limit=100)
     assert board.total == n
@@ -80,4 +82,4 @@ async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Sto
         assert stats["bakers_game"].played == 1
     last = await a.boards.board("bakers_game", DAY.isoformat(), asker=players[-1])
     assert last.me is not None and last.me.time_ms == 59_000 - (n - 1)
-    assert await a.redis.zcard(a.keys.open_attempts()) == 0
+    assert await stores[0].redis.zcard(stores[0].keys.open_attempts()) == 0

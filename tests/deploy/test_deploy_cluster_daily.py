@@ -11,7 +11,8 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
-from server.store.boards import Keys, LeaderboardStore, Result
+from server.store.boards import LeaderboardStore, Result
+from server.store.keys import Keys
 from server.store.stats import StatsStore
 
 GAMES = ("doublets", "quatorze")

@@ -24,9 +24,10 @@ from server.config import Config
 from server.edge.connection import binary_frame_header, parser_at_frame_boundary
 from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.play.cache import LiveGames
-from server.play.game_machine import Applied, GameRecord, LiveGame, decide_move, decide_resign
-from server.play.race_machine import Race, close_records, normalise_code, result
+from server.play.game_machine import Applied, LiveGame, decide_move, decide_resign, timed_out
+from server.play.race_machine import RaceMachine, RaceRules, normalise_code
 from server.store.keys import Keys, daily_gid, race_gid
+from server.store.records import GameRecord, RaceRecord
 
 
 def record(player: str, score: int, moves: int, finished_at: int, **kw: object) -> GameRecord:
@@ -38,8 +39,8 @@ def record(player: str, score: int, moves: int, finished_at: int, **kw: object) 
 
 
 def test_standings_rank_by_score_time_moves_and_share_ties():
-    race = Race("ABCDEF", "quatorze", 5, "a", 8, 0, starts_at_ms=1000,
-                seats=[p.Seat(x, x.upper()) for x in "abcdef"])  # fmt: skip
+    race = RaceMachine(RaceRecord("ABCDEF", "quatorze", 5, "a", 8, 0, starts_at_ms=1000,
+                       seats=[p.Seat(x, x.upper()) for x in "abcdef"]), RaceRules())  # fmt: skip
     games = [
         record("a", 10, 30, 5000),
         record("b", 12, 40, 9000),  # best score wins whatever the time
@@ -48,19 +49,19 @@ def test_standings_rank_by_score_time_moves_and_share_ties():
         record("e", 10, 30, 4000),  # same score, faster: ahead of a, c, d
         record("f", 2, 3, 2000, resigned=True),
     ]
-    standings = result(race, games).standings
+    standings = race.result(games).standings
     assert [(s.rank, s.player) for s in standings] == [
         (1, "b"), (2, "e"), (3, "d"), (4, "a"), (4, "c"), (6, "f"),
     ]  # fmt: skip
     assert standings[0].time_ms == 8000 and standings[-1].resigned
-    assert result(race, games).seed == 5
+    assert race.result(games).seed == 5
 
 
 def test_close_records_stops_unfinished_seats_at_the_deadline():
     open_seat = GameRecord(gid="r.ABCDEF.x", kind="race", game="quatorze", seed=5, player="x",
                            name="X", race="ABCDEF", started_at_ms=1000, score=4)  # fmt: skip
     done = record("y", 4, 2, 3000)
-    closed = close_records([open_seat, done], 31_000)
+    closed = [timed_out(g, 31_000) for g in (open_seat, done)]
     assert closed[0].finished and closed[0].timed_out and closed[0].finished_at_ms == 31_000
     assert closed[1] is done
 
@@ -125,13 +126,13 @@ def test_state_messages_omit_absent_optional_fields():
 def test_seats_tied_within_one_millisecond_are_listed_in_the_order_they_finished():
     """Both finish at 5000 ms, so they tie on all three (one rank); b finished 300 µs
     before a, so b is listed first although a holds the earlier seat."""
-    race = Race("ABCDEF", "quatorze", 5, "a", 8, 0, starts_at_ms=1000,
-                seats=[p.Seat(x, x.upper()) for x in "ab"])  # fmt: skip
+    race = RaceMachine(RaceRecord("ABCDEF", "quatorze", 5, "a", 8, 0, starts_at_ms=1000,
+                       seats=[p.Seat(x, x.upper()) for x in "ab"]), RaceRules())  # fmt: skip
     games = [
         record("a", 10, 30, 5000, finished_at_us=5_000_900),
         record("b", 10, 30, 5000, finished_at_us=5_000_600),
     ]
-    standings = result(race, games).standings
+    standings = race.result(games).standings
     assert [(s.rank, s.player) for s in standings] == [(1, "b"), (1, "a")]
 
 
@@ -180,7 +181,7 @@ def test_a_write_stores_every_field_that_the_move_changed(game, resign_at):
         now_us += 1000
         before = live.record.to_redis()
         if n == resign_at:
-            decision = decide_resign(live, now_us)
+            decision = decide_resign(live, now_us).record
         else:
             move = choose_move(live.game.view(), "easy", rnd)
             if move is None:
@@ -222,20 +223,22 @@ def test_the_parser_is_seen_between_frames_only_when_it_is():
 
 
 async def test_a_remembered_lobby_is_a_guess_only_while_it_cannot_have_expired(redis_url):
-    """App.last_lobby: the race as this process wrote it, once, and never after its lobby
+    """Races' last lobby: the race as this process wrote it, once, and never after its lobby
     could have expired (a new race may then have the same code at the same version)."""
     cfg = dataclasses.replace(Config(), lobby_ttl_s=60)
     app = App(cfg, redis_url)
-    race = Race(code="ABCDEF", game="quatorze", seed=5, host="ann", max_players=4,
-                time_limit_s=0, created_ms=0, seats=[p.Seat(player="ann", name="Ann")])  # fmt: skip
-    app.remember_lobby(race)
-    assert app.last_lobby("ABCDEF") is race
-    assert app.last_lobby("ABCDEF") is None  # forgotten once asked for
-    app.remember_lobby(race)
-    app.clock = Clock(offset_s=59)
-    assert app.last_lobby("ABCDEF") is race
-    app.clock = Clock()
-    app.remember_lobby(race)
-    app.clock = Clock(offset_s=61)
-    assert app.last_lobby("ABCDEF") is None
+    races = app.races
+    seats = [p.Seat(player="ann", name="Ann")]
+    race = RaceRecord(code="ABCDEF", game="quatorze", seed=5, host="ann", max_players=4,
+                      time_limit_s=0, created_ms=0, seats=seats)  # fmt: skip
+    races._remember_lobby(race)
+    assert races._last_lobby("ABCDEF") is race
+    assert races._last_lobby("ABCDEF") is None  # forgotten once asked for
+    races._remember_lobby(race)
+    races.clock = Clock(offset_s=59)
+    assert races._last_lobby("ABCDEF") is race
+    races.clock = Clock()
+    races._remember_lobby(race)
+    races.clock = Clock(offset_s=61)
+    assert races._last_lobby("ABCDEF") is None
     await app.store.redis.aclose()

@@ -1,0 +1,40 @@
+"""Which code answers each request: the dispatch table from request type to handler.
+
+A handler is `async (who, request) -> replies`: it returns the messages for the asker
+(the first one answers the request, with `re`) or raises Refused, and delivers the
+events it causes itself. The session (server/edge/session.py) sends the replies, or the
+refusal as one `error`. Hello is answered by the session before any of these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import protocol as p
+from server.daily.service import DailyRequests
+from server.play.moves import Moves
+from server.play.players import Who
+from server.play.practice import Practice
+from server.play.races import Races
+
+Handler = Callable[[Who, Any], Awaitable[list[p.Message]]]
+
+
+def build_handlers(
+    races: Races, moves: Moves, practice: Practice, daily: DailyRequests
+) -> dict[type[p.Request], Handler]:
+    return {
+        p.Create: races.create,
+        p.Join: races.join,
+        p.StartRace: races.start,
+        p.Move: moves.move,
+        p.Get: moves.get,
+        p.Resign: moves.resign,
+        p.Daily: daily.attempt,
+        p.Leaderboard: daily.leaderboard,
+        p.Stats: daily.stats,
+        p.Practice: practice.practice,
+        p.Undo: practice.undo,
+        p.Hint: practice.hint,
+    }

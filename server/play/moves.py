@@ -1,0 +1,176 @@
+"""Playing on a game: the one path of every move and resignation, a player's or a bot's.
+
+`Moves.play` takes the game's turn in this process, asks the game machine
+(server/play/game_machine.py), has the group commit store the decision (checked against
+the game's version), then answers and delivers the events: the new state to the player's
+other connections, the progress to the race's seats. A finished game may end its race
+(server/play/races.py) or its daily attempt (server/daily/service.py). This is the
+server's hot path: its helpers that need not wait are plain functions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import protocol as p
+from server.clock import Clock
+from server.metrics import Metrics
+from server.play.cache import LiveGames
+from server.play.game_machine import LiveGame, Retransmission, TimeUp, decide_move, decide_resign
+from server.play.players import Who
+from server.play.races import Races
+from server.store.errors import StoreUnavailable
+from server.store.events import Event, encode_events
+from server.store.records import GameRecord
+from server.store.scripts import Status
+from server.store.store import Store
+
+log = logging.getLogger(__name__)
+
+RETRIES = 4  # writes that find the stored game moved on before answering `unavailable`
+
+Deliver = Callable[[list[Event]], None]
+
+
+class DailyFinish(Protocol):
+    """What moves need of the daily challenge (server/daily/service.py)."""
+
+    async def finished(self, record: GameRecord) -> None: ...
+
+
+class Moves:
+    def __init__(
+        self,
+        store: Store,
+        cache: LiveGames,
+        races: Races,
+        clock: Clock,
+        metrics: Metrics,
+        deliver: Deliver,
+    ) -> None:
+        self.store = store
+        self.cache = cache
+        self.races = races
+        self.clock = clock
+        self.metrics = metrics
+        self.deliver = deliver
+        self.daily: DailyFinish | None = None
+
+    # ------------------------------------------------------------ requests
+
+    def move(self, who: Who, msg: p.Move) -> Awaitable[list[p.Message]]:
+        return self.play(who, msg.gid, msg.id, msg.n, msg.m)
+
+    def resign(self, who: Who, msg: p.Resign) -> Awaitable[list[p.Message]]:
+        return self.play(who, msg.gid, msg.id, None, "")
+
+    async def get(self, who: Who, msg: p.Get) -> list[p.Message]:
+        live = await self.own_game(who, msg.gid)
+        return [live.state(self.clock.now_ms(), msg.id)]
+
+    async def own_game(self, who: Who, gid: str) -> LiveGame:
+        """The asker's game `gid`, fresh from the store; Refused if there is none."""
+        live = await self.cache.get(gid, fresh=True) if self.store.game_keys(gid) else None
+        if live is None or live.record.player != who.player:
+            raise p.Refused(p.NOT_FOUND, "no such game")
+        return live
+
+    # ------------------------------------------------------------ the move path
+
+    async def play(
+        self, who: Who, gid: str, re: int | None, n: int | None, move: str
+    ) -> list[p.Message]:
+        """A move (`n` given) or a resignation (`n` None) on one of `who`'s games: the
+        replies (the game's new state). Raises Refused."""
+        if self.store.game_keys(gid) is None:
+            raise p.Refused(p.NOT_FOUND, "no such game")
+        cache = self.cache
+        async with cache.lock(gid):
+            for _ in range(RETRIES):  # again only if the stored game moved on meanwhile
+                live = cache.peek(gid)
+                if live is None or (n is not None and n != len(live.move_list)):
+                    # Not cached, or our copy may be behind (a move through another process).
+                    live = await cache.get(gid, fresh=True)
+                if live is None or live.record.player != who.player:
+                    raise p.Refused(p.NOT_FOUND, "no such game")
+                state = await self._try(who, live, re, n, move)
+                if state is not None:
+                    return [state]
+        raise p.Refused(p.UNAVAILABLE, "the game kept changing; resend")
+
+    async def _try(
+        self, who: Who, live: LiveGame, re: int | None, n: int | None, move: str
+    ) -> p.State | None:
+        """One attempt: the state to answer with, or None when the stored game had moved
+        on (read it again and decide again)."""
+        now_us = self.clock.now_us()
+        now = now_us // 1000
+        try:
+            decision = (
+                decide_move(live, n, move, now_us) if n is not None else decide_resign(live, now_us)
+            )
+        except TimeUp:
+            self.metrics.moves_rejected.labels(p.ILLEGAL_MOVE).inc()
+            if live.record.kind == "race":
+                await self.races.close_if_due(live.record.race)
+            raise
+        except p.Refused as refused:
+            self.metrics.moves_rejected.labels(refused.code).inc()
+            raise
+        if isinstance(decision, Retransmission):
+            fresh = await self.cache.get(live.record.gid, fresh=True)
+            assert fresh is not None
+            return fresh.state(self.clock.now_ms(), re)
+        # The decision is made on `live` (a move is already played on its game): until the
+        # store has it, it runs ahead of the store, so it stays out of the cache meanwhile.
+        gid = live.record.gid
+        self.cache.evict(gid)
+        # Written only over the game it was decided on (a resignation too): a copy cached
+        # here may be stale if another connection of the player moved through another
+        # instance, and its version no longer matches the stored one.
+        expect_ver = live.record.ver
+        record = live.record = decision.record
+        if move:
+            live.move_list.append(move)
+        state = live.state(now)
+        events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
+        if record.kind == "race":
+            races = self.races
+            seats = races.known_seats(record.race) or await races.seats(record.race)
+            events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
+        try:
+            outcome = await self.store.write_move(record, move, expect_ver, encode_events(events))
+        except StoreUnavailable as exc:
+            log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
+            raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
+        if outcome.status is Status.MISSING:
+            raise p.Refused(p.NOT_FOUND, "no such game")
+        if outcome.status is not Status.APPLIED:
+            return None
+        self._stored(live, move)
+        if record.finished and record.kind == "daily" and self.daily is not None:
+            # Ranked before its final state goes out: whoever sees that state may ask for
+            # the board next and must find the attempt on it.
+            await self.daily.finished(record)
+        state.re = re
+        self.deliver(events)
+        if record.finished and record.kind == "race":
+            await self.races.close_if_due(record.race)
+        return state
+
+    def _stored(self, live: LiveGame, move: str) -> None:
+        """The store has the move (or resignation): cache the game as it now is, count, log."""
+        record = live.record
+        self.cache.adopt(live)
+        if move:
+            self.metrics.moves_accepted.value += 1
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "game %s (race %s): player %s move %d %s (score %d)",
+                    record.gid, record.race or "-", record.player, len(live.move_list), move,
+                    record.score,
+                )  # fmt: skip
+        else:
+            log.info("game %s: player %s resigned", record.gid, record.player)

@@ -1,0 +1,105 @@
+"""Who is asking: greeting a connection (hello), and the games a player comes back to."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import protocol as p
+from server.clock import Clock
+from server.play.cache import LiveGames
+from server.play.race_machine import lobby_message
+from server.store.records import RaceStatus
+from server.store.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """The player behind a request, and the connection (or bot) it came through: events
+    for the player skip that connection, which hears the replies instead."""
+
+    player: str
+    name: str
+    uid: str
+
+
+class Players:
+    def __init__(self, store: Store, cache: LiveGames, clock: Clock) -> None:
+        self.store = store
+        self.cache = cache
+        self.clock = clock
+
+    async def hello(self, msg: p.Hello, uid: str) -> tuple[Who, list[p.Message]]:
+        """Welcomes a connection: who it is, and the replies (welcome, then the lobbies the
+        player waits in). Raises Refused when it may not be welcomed."""
+        if msg.v != p.VERSION:
+            raise p.Refused(
+                p.UNSUPPORTED_VERSION, f"this server speaks protocol version {p.VERSION}"
+            )
+        store = self.store
+        if msg.token is not None:
+            player = await store.player_for_token(msg.token)
+            if player is None:
+                raise p.Refused(p.AUTH_FAILED, "unknown token")
+            token = msg.token
+            await store.rename_player(player, msg.name)
+        else:
+            player, token = await store.create_player(msg.name, self.clock.now_ms())
+        active, lobbies = await self._games(player)
+        welcome = p.Welcome(
+            re=msg.id, v=p.VERSION, player=player, name=msg.name, token=token, active=active
+        )
+        log.info(
+            "player %s (%s) %s; %d active games",
+            player, msg.name, "is back" if msg.token else "is new", len(active),
+        )  # fmt: skip
+        return Who(player, msg.name, uid), [welcome, *lobbies]
+
+    async def _games(self, player: str) -> tuple[list[p.State], list[p.Lobby]]:
+        """The player's unfinished games and waiting lobbies; registers for their events."""
+        store = self.store
+        keys = store.keys
+        gids = await store.player_games(player)
+        records = await store.load_records(gids) if gids else []
+        interest = {keys.player_interest(player)}
+        stale: list[str] = []
+        active: list[str] = []
+        lobby_codes: list[str] = []
+        finished_seats = []
+        for gid, rec in zip(gids, records, strict=True):
+            if rec is None:
+                stale.append(gid)
+            elif rec.kind == "race" and not rec.started_at_ms:
+                lobby_codes.append(rec.race)
+                interest.add(keys.race_interest(rec.race))
+            elif not rec.finished:
+                active.append(gid)
+                if rec.kind == "race":
+                    interest.add(keys.race_interest(rec.race))
+            elif rec.kind == "race":
+                finished_seats.append(rec)
+            else:
+                stale.append(gid)
+        for rec in finished_seats:
+            # A finished seat still hears its race's progress and result until the race ends.
+            race = await store.load_race(rec.race)
+            if race is not None and race.status == RaceStatus.RUNNING:
+                interest.add(keys.race_interest(rec.race))
+            else:
+                stale.append(rec.gid)
+        await store.add_interest(sorted(interest))
+        await store.forget_player_games(player, stale)
+        now = self.clock.now_ms()
+        states = []
+        for gid in active:
+            live = await self.cache.get(gid, fresh=True)
+            if live is not None:
+                states.append(live.state(now))
+        lobbies = []
+        for code in lobby_codes:
+            race = await store.load_race(code)
+            if race is not None and race.status == RaceStatus.LOBBY and player in race.players():
+                lobbies.append(lobby_message(race))
+        return states, lobbies

@@ -1,0 +1,283 @@
+"""The race requests (create, join, start) and the closing of races, over the store.
+
+Each request loads the race, asks the race machine (server/play/race_machine.py) for a
+transition, has the store make its writes (checked against the version the machine
+decided on), and on success answers and delivers the transition's events; when the
+store says the race changed meanwhile, it loads the race again and asks again.
+Any instance may close a race: the store lets exactly one close go through.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Protocol
+
+import protocol as p
+from server.clock import Clock
+from server.config import Config
+from server.lru import LRU
+from server.play.bot_seats import bot_seat, is_bot
+from server.play.cache import LiveGames
+from server.play.players import Who
+from server.play.race_machine import (
+    RaceMachine,
+    RaceRules,
+    Transition,
+    new_code,
+    new_seed,
+    normalise_code,
+    not_found,
+)
+from server.store.events import Event
+from server.store.keys import race_gid
+from server.store.records import RaceRecord, RaceStatus
+from server.store.scripts import Status
+from server.store.store import Store
+
+log = logging.getLogger(__name__)
+
+RETRIES = 8  # reads of a race that keeps changing under us before answering `unavailable`
+
+Deliver = Callable[[list[Event]], None]
+
+
+class BotDriver(Protocol):
+    """What races need of the bots (server/play/bots.py's BotRunner)."""
+
+    async def race_started(self, code: str) -> None: ...
+
+
+class Races:
+    def __init__(
+        self,
+        store: Store,
+        cache: LiveGames,
+        clock: Clock,
+        config: Config,
+        deliver: Deliver,
+    ) -> None:
+        self.store = store
+        self.cache = cache
+        self.clock = clock
+        self.config = config
+        self.rules = RaceRules.from_config(config)
+        self.deliver = deliver
+        self.bots: BotDriver | None = None
+        # Seats of started races (they no longer change), and lobbies as this process last
+        # wrote them: shortcuts that the store can always give again.
+        self._seats: LRU[str, list[str]] = LRU(config.race_memo_size)
+        self._lobbies: LRU[str, tuple[int, RaceRecord]] = LRU(config.race_memo_size)
+
+    # ------------------------------------------------------------ requests
+
+    async def create(self, who: Who, msg: p.Create) -> list[p.Message]:
+        host = p.Seat(player=who.player, name=who.name)
+        for _ in range(RETRIES):
+            code = new_code(self.rules.code_length)
+            gid = race_gid(code, who.player)
+            instances = await self.store.seat_player(who.player, gid)
+            machine, step = RaceMachine.create(
+                self.rules,
+                code=code,
+                game=msg.game,
+                seed=msg.seed if msg.seed is not None else new_seed(),
+                host=host,
+                max_players=msg.max_players,
+                time_limit_s=msg.time_limit_s,
+                now_ms=self.clock.now_ms(),
+                origin=who.uid,
+                instances=[self.store.instance, *instances],
+            )
+            assert step.change is not None
+            if await self.store.write_race(step.change) is Status.APPLIED:
+                break
+            await self.store.forget_player_games(who.player, [gid])
+        else:
+            raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
+        race = machine.race
+        log.info(
+            "race %s created by player %s: %s, %d seats, time limit %s",
+            race.code, who.player, race.game, race.max_players, race.time_limit_s or "none",
+        )  # fmt: skip
+        self.deliver(step.events)
+        if msg.bots:
+            race = await self._seat_bots(race, msg.bots, msg.bot_strength, who.uid)
+            step.replies[-1] = RaceMachine(race, self.rules).lobby()
+        self._remember_lobby(race)
+        return step.replies
+
+    async def join(self, who: Who, msg: p.Join) -> list[p.Message]:
+        code = self._code(msg.race)
+        seat = p.Seat(player=who.player, name=who.name)
+        step, machine = await self._join(code, seat, who.uid)
+        if step.change is None:
+            await self.store.add_interest([self.store.keys.race_interest(code)])
+            if len(step.replies) > 1:
+                log.info("race %s: result sent again to player %s", code, who.player)
+        else:
+            log.info("race %s: player %s (%s) joined", code, who.player, who.name)
+            self._remember_lobby(machine.race)
+        return step.replies
+
+    async def start(self, who: Who, msg: p.StartRace) -> list[p.Message]:
+        code = self._code(msg.race)
+        # First as this process last wrote it, if it did: the store refuses a race that
+        # changed since, and then it is read again.
+        race = self._last_lobby(code)
+        for _ in range(RETRIES):
+            race = race or await self.store.load_race(code)
+            if race is None:
+                raise not_found(code)
+            machine = RaceMachine(race, self.rules)
+            step = machine.start(who.player, self.clock.now_ms(), who.uid)
+            assert step.change is not None
+            status = await self.store.start_race(step.change, machine.deadline_ms())
+            if status is Status.APPLIED:
+                break
+            if status is Status.MISSING:
+                raise not_found(code)
+            race = None
+        else:
+            raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
+        players = machine.players()
+        log.info("race %s started by player %s with %d seats", code, who.player, len(players))
+        # The starter's first move needs neither its game nor the seats from the store.
+        self.cache.adopt(next(live for live in step.dealt if live.record.player == who.player))
+        self._seats.put(code, players)
+        self.deliver(step.events)
+        if step.dealt[0].record.over:  # a deal with no move at all: over at once
+            await self.close_if_due(code)
+        if self.bots is not None and any(is_bot(pl) for pl in players):
+            await self.bots.race_started(code)
+        return step.replies
+
+    # ------------------------------------------------------------ seats
+
+    def known_seats(self, code: str) -> list[str] | None:
+        """The seated players of a started race if this process has them at hand."""
+        return self._seats.get(code)
+
+    async def seats(self, code: str) -> list[str]:
+        """The seated players of a started race (seats no longer change once it runs)."""
+        players = self._seats.get(code)
+        if players is None:
+            race = await self.store.load_race(code)
+            players = race.players() if race is not None else []
+            self._seats.put(code, players)
+        return players
+
+    # ------------------------------------------------------------ closing
+
+    async def close_if_due(self, code: str) -> bool:
+        """Close the race if every seat has finished or its deadline has passed; True if
+        it is no longer running (closed now or before)."""
+        for _ in range(RETRIES):
+            # Seats no longer change once a race runs: if this process knows them, the race
+            # and its games are read in one round trip.
+            known = self.known_seats(code)
+            guess = [race_gid(code, player) for player in known or ()]
+            race, loaded = await self.store.load_race_records(code, guess)
+            if race is None or race.status != RaceStatus.RUNNING:
+                return True
+            machine = RaceMachine(race, self.rules)
+            if machine.gids() != guess:
+                loaded = await self.store.load_records(machine.gids())
+            records = [r for r in loaded if r is not None]
+            step = machine.close(records, self.clock.now_ms())
+            if step is None:
+                return False
+            assert step.change is not None
+            status = await self.store.close_race(step.change, machine.deadline_ms())
+            if status is Status.APPLIED:
+                for gid in machine.gids():
+                    self.cache.evict(gid)
+                result = step.replies[0]
+                assert isinstance(result, p.Result)
+                log.info(
+                    "race %s finished (%s): %s",
+                    code,
+                    "all seats done" if all(r.finished for r in records) else "time limit",
+                    ", ".join(f"{s.rank}. {s.player} {s.score}" for s in result.standings),
+                )
+                self.deliver(step.events)
+                return True
+            # A seat's game or the race changed between our read and the write: read again.
+        log.warning("race %s: could not close it (kept changing); will retry", code)
+        return False
+
+    async def reap(self, full: bool) -> int:
+        """One pass of the timer: close the races past their deadline, or (`full`) check
+        every running race (complete ones a crash left open); the number of running races
+        seen."""
+        now = self.clock.now_ms()
+        entries = await self.store.running(None if full else now)
+        for code, deadline in entries:
+            closed = await self.close_if_due(code)
+            if closed and deadline <= now:
+                # Not running, yet indexed: a race indexed but never started, or closed by
+                # an instance that died before unindexing it.
+                await self.store.unindex(code, deadline)
+        return len(entries)
+
+    # ------------------------------------------------------------ helpers
+
+    def _code(self, text: str) -> str:
+        code = normalise_code(text, self.rules.code_length)
+        if code is None:
+            raise p.Refused(p.NOT_FOUND, f"no race {text!r}")
+        return code
+
+    async def _join(self, code: str, seat: p.Seat, origin: str) -> tuple[Transition, RaceMachine]:
+        for _ in range(RETRIES):
+            race = await self.store.load_race(code)
+            if race is None:
+                raise not_found(code)
+            machine = RaceMachine(race, self.rules)
+            if machine.seated(seat.player):
+                return machine.join(seat, origin, []), machine
+            instances: list[str] = []
+            if not is_bot(seat.player):
+                gid = race_gid(code, seat.player)
+                instances = [self.store.instance, *await self.store.seat_player(seat.player, gid)]
+            step = machine.join(seat, origin, instances)
+            assert step.change is not None
+            status = await self.store.write_race(step.change)
+            if status is Status.APPLIED:
+                self.deliver(step.events)
+                return step, machine
+            if status is Status.MISSING:
+                raise not_found(code)
+        raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
+
+    async def _seat_bots(
+        self, race: RaceRecord, count: int, strength: str, origin: str
+    ) -> RaceRecord:
+        """Seat `count` bots in a race still in its lobby; the race as it then stands."""
+        now = self.clock.now_ms()
+        for i in range(count):
+            seat = bot_seat(i)
+            await self.store.create_bot(seat.player, seat.name, strength, now)
+            await self.store.add_race_bot(race.code, seat.player, strength)
+            try:
+                _step, machine = await self._join(race.code, seat, origin)
+            except p.Refused:
+                break
+            race = machine.race
+        log.info("race %s: %d %s bots seated", race.code, count, strength)
+        return race
+
+    def _remember_lobby(self, race: RaceRecord) -> None:
+        self._lobbies.put(race.code, (self.clock.now_ms(), race))
+
+    def _last_lobby(self, code: str) -> RaceRecord | None:
+        """The race as this process last wrote it in its lobby (forgotten once asked for):
+        a guess that saves reading it back, which the store checks (its version).
+
+        Only while the race cannot have expired since: a later race under the same code
+        would start at the same version, and the store could not tell them apart."""
+        written, race = self._lobbies.pop(code) or (0, None)
+        cfg = self.config
+        if self.clock.now_ms() - written >= 1000 * min(cfg.lobby_ttl_s, cfg.finished_race_ttl_s):
+            return None
+        return race

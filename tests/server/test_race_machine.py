@@ -1,0 +1,208 @@
+"""The race machine on its own: random joins, starts, moves, resignations and clock jumps.
+
+A hypothesis state machine plays several players against server/play/race_machine.py and
+server/play/game_machine.py, applying each transition's writes to an in-memory copy of the
+race (as the store would) and checking after every step: seats and statuses change only as
+the lifecycle allows, no move is taken after a game's end or past the time limit, a closed
+race has exactly one result with one standing per seat, ranked by score, time and moves.
+"""
+
+from __future__ import annotations
+
+import random
+
+import hypothesis.strategies as st
+from hypothesis import settings
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+import protocol as p
+from engine.solve.bot import choose_move
+from server.play.game_machine import (
+    Applied,
+    LiveGame,
+    Retransmission,
+    TimeUp,
+    decide_move,
+    decide_resign,
+)
+from server.play.race_machine import RaceMachine, RaceRules
+from server.store.records import RaceStatus
+from server.store.writes import MUST_NOT_EXIST
+
+PLAYERS = ["ann", "bob", "cy", "dee", "eve"]
+RULES = RaceRules(untimed_race_max_s=3600)
+
+
+class RaceLife(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 1_000_000
+        self.machine: RaceMachine | None = None
+        self.games: dict[str, LiveGame] = {}
+        self.results: list[p.Result] = []
+        self.rng = random.Random(0)
+
+    # ------------------------------------------------------------ inputs
+
+    @precondition(lambda self: self.machine is None)
+    @rule(
+        game=st.sampled_from(["doublets", "quatorze", "bakers_game", "hopscotch"]),
+        seed=st.integers(1, 10_000),
+        max_players=st.integers(2, 5),
+        limit=st.sampled_from([0, 30, 120]),
+    )
+    def create(self, game: str, seed: int, max_players: int, limit: int) -> None:
+        machine, step = RaceMachine.create(
+            RULES, code="ABCDEF", game=game, seed=seed, host=p.Seat("ann", "Ann"),
+            max_players=max_players, time_limit_s=limit or None, now_ms=self.now,
+            origin="i.1", instances=["i"],
+        )  # fmt: skip
+        assert step.change is not None and step.change.expect_ver == MUST_NOT_EXIST
+        assert machine.race.status == RaceStatus.LOBBY and machine.players() == ["ann"]
+        self.machine = machine
+
+    @precondition(lambda self: self.machine is not None)
+    @rule(who=st.sampled_from(PLAYERS))
+    def join(self, who: str) -> None:
+        m = self.machine
+        assert m is not None
+        before = list(m.players())
+        try:
+            step = m.join(p.Seat(who, who.title()), "i.2", ["i"])
+        except p.Refused as refused:
+            assert who not in before
+            if m.race.status != RaceStatus.LOBBY:
+                assert refused.code == p.RACE_STARTED
+            else:
+                assert refused.code == p.RACE_FULL and len(before) == m.race.max_players
+            assert m.players() == before
+            return
+        if who in before:
+            assert step.change is None and m.players() == before
+        else:
+            assert step.change is not None and m.players() == [*before, who]
+            assert len(m.players()) <= m.race.max_players
+
+    @precondition(lambda self: self.machine is not None)
+    @rule(who=st.sampled_from(PLAYERS))
+    def start(self, who: str) -> None:
+        m = self.machine
+        assert m is not None
+        status = m.race.status
+        try:
+            step = m.start(who, self.now, "i.1")
+        except p.Refused as refused:
+            assert who != m.race.host or status != RaceStatus.LOBBY
+            assert refused.code in (p.NOT_HOST, p.RACE_STARTED)
+            return
+        assert status == RaceStatus.LOBBY and who == m.race.host
+        assert m.race.status == RaceStatus.RUNNING
+        self.games = {live.record.player: live for live in step.dealt}
+        assert sorted(self.games) == sorted(m.players())
+        self._close_if_due()
+
+    @precondition(lambda self: self.games)
+    @rule(who=st.sampled_from(PLAYERS), resign=st.booleans(), replay=st.booleans())
+    def play(self, who: str, resign: bool, replay: bool) -> None:
+        live = self.games.get(who)
+        if live is None:
+            return
+        rec = live.record
+        open_ = not rec.finished and rec.started_at_ms <= self.now
+        in_time = not rec.ends_at_ms or self.now < rec.ends_at_ms
+        try:
+            if resign:
+                decision = decide_resign(live, self.now * 1000)
+            elif replay and live.move_list:
+                decision = decide_move(live, 0, live.move_list[0], self.now * 1000)
+                assert isinstance(decision, Retransmission)
+                return
+            else:
+                move = choose_move(live.game.view(), "easy", self.rng)
+                if move is None:
+                    return
+                decision = decide_move(live, len(live.move_list), move, self.now * 1000)
+        except TimeUp:
+            assert not in_time and not rec.finished
+            self._close_if_due()
+            return
+        except p.Refused as refused:
+            assert not open_, refused.message
+            return
+        assert open_ and in_time, "a move or resignation was taken after the game's end"
+        assert isinstance(decision, Applied)
+        assert decision.record.ver == rec.ver + 1
+        live.record = decision.record
+        if decision.move:
+            live.move_list.append(decision.move)
+        if live.record.finished:
+            self._close_if_due()
+
+    @rule(seconds=st.integers(0, 200))
+    def wait(self, seconds: int) -> None:
+        # The clock jumps; the race is closed only when something looks (the reaper, or a
+        # move that finds the time up), as on the server.
+        self.now += seconds * 1000
+
+    @precondition(lambda self: self.games)
+    @rule()
+    def reap(self) -> None:
+        self._close_if_due()
+
+    # ------------------------------------------------------------ what the store would do
+
+    def _close_if_due(self) -> None:
+        m = self.machine
+        assert m is not None
+        records = [self.games[pl].record for pl in m.players()]
+        was = m.race.status
+        step = m.close(records, self.now)
+        if step is None:
+            assert was != RaceStatus.RUNNING or not (
+                all(r.finished for r in records) or self.now >= m.deadline_ms()
+            )
+            return
+        assert was == RaceStatus.RUNNING and m.race.status == RaceStatus.DONE
+        assert step.change is not None
+        for change in step.change.games:  # as the store applies them
+            self.games[change.record.player].record = change.record
+        result = step.replies[0]
+        assert isinstance(result, p.Result)
+        self.results.append(result)
+
+    # ------------------------------------------------------------ invariants
+
+    @invariant()
+    def one_result_with_one_standing_per_seat(self) -> None:
+        m = self.machine
+        if m is None:
+            return
+        assert len(self.results) == (1 if m.race.status == RaceStatus.DONE else 0)
+        if not self.results:
+            return
+        standings = self.results[0].standings
+        assert sorted(s.player for s in standings) == sorted(m.players())
+        assert all(live.record.finished for live in self.games.values())
+
+    @invariant()
+    def ranks_follow_score_time_moves(self) -> None:
+        if not self.results:
+            return
+        standings = self.results[0].standings
+        keys = [(-s.score, s.time_ms, s.moves) for s in standings]
+        assert keys == sorted(keys)
+        for i, s in enumerate(standings):
+            expected = standings[i - 1].rank if i and keys[i] == keys[i - 1] else i + 1
+            assert s.rank == expected
+
+    @invariant()
+    def clocks_stay_within_the_time_limit(self) -> None:
+        m = self.machine
+        if m is None or not m.race.time_limit_s or not self.results:
+            return
+        for s in self.results[0].standings:
+            assert s.time_ms <= m.race.time_limit_s * 1000
+
+
+RaceLife.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+test_race_life = RaceLife.TestCase
