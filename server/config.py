@@ -104,15 +104,21 @@ class Config:
     def from_args(
         cls, argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
     ) -> Config:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
-        for name, (_flag, var, conv, _help) in SETTINGS.items():
-            raw = getattr(args, name)
+        for name, (flag, var, conv, _help) in SETTINGS.items():
+            raw = getattr(args, name)  # argparse has converted it already
             if raw is None and var in env and env[var] != "":
-                raw = env[var]
+                try:
+                    raw = conv(env[var])
+                except argparse.ArgumentTypeError as exc:
+                    parser.error(f"{var} (or {flag}): {exc}")
+                except ValueError:
+                    parser.error(f"{var} (or {flag}): invalid {conv.__name__} value: {env[var]!r}")
             if raw is not None:
-                values[name] = conv(raw)
+                values[name] = raw
         return cls(**values)
 
     def describe(self) -> dict[str, Any]:
@@ -166,6 +172,7 @@ def _positive(conv: Any) -> Any:
             raise argparse.ArgumentTypeError(f"must be positive: {raw!r}")
         return value
 
+    check.__name__ = conv.__name__  # argparse says "invalid int value", not "invalid check"
     return check
 
 
