@@ -57,7 +57,7 @@ class App:
         self.metrics = Metrics()
         self.hub = Hub()
         self.sessions: set[Session] = set()
-        self.decoder = p.RequestDecoder()
+        self.decoder = p.RequestDecoder(config.limits)
         self.handlers = build_handlers()
         self.draining = False
         self.port = 0
