@@ -1,12 +1,19 @@
-"""Decoding a client's frame into a request, or saying precisely why it cannot be one."""
+"""Decoding a client's frame into a request, or saying precisely why it cannot be one.
+
+msgspec decodes the frame into its request struct (types and fixed constraints); then the
+fields whose bounds are settings are checked against the limits the decoder was built
+with, in msgspec's words, so that a server running with other limits validates with them.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import typing
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 from msgspec import Meta, Struct
 
+from protocol.limits import Bound, Limits
 from protocol.messages import REQUEST_TYPES, Request, RequestId
 
 
@@ -26,20 +33,32 @@ class BadFrame(Struct):
 
 
 class RequestDecoder:
-    """Decodes one binary frame into a Request, or says why it cannot."""
+    """Decodes one binary frame into a Request, or says why it cannot, under `limits`."""
 
-    def __init__(self, types: tuple[type[Request], ...] = REQUEST_TYPES) -> None:
+    def __init__(self, limits: Limits, types: tuple[type[Request], ...] = REQUEST_TYPES) -> None:
+        self.limits = limits
         self._decoder = msgspec.msgpack.Decoder(_union(types))
         self._envelope = msgspec.msgpack.Decoder(_Envelope)
         self._tags = {t.__struct_config__.tag for t in types}
+        self._bounds = {t: _bounded_fields(t, limits) for t in types}
+        # Only the requests with rules across fields pay for calling them (a move has none).
+        self._checked = {t for t in types if t.check is not Request.check}
 
     def decode(self, frame: bytes) -> Request | BadFrame:
         try:
-            return self._decoder.decode(frame)
+            request = self._decoder.decode(frame)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             return self._explain(frame, str(exc))
         except RecursionError:
             return BadFrame("message is nested too deeply")
+        cls = type(request)
+        reason = _out_of_bounds(request, self._bounds[cls])
+        if reason is None and cls in self._checked:
+            reason = request.check(self.limits)
+        if reason is None:
+            return request
+        t = cls.__struct_config__.tag
+        return BadFrame(f"bad {t}: {reason}", request.id, t)
 
     def decode_id(self, frame: bytes) -> int | None:
         """Just the request id of a frame, if it has a readable one."""
@@ -64,6 +83,53 @@ class RequestDecoder:
         if env.id and re is None:
             return BadFrame("`id` must be an integer", None, t)
         return BadFrame(f"bad {t}: {reason}", re, t)
+
+
+class _Bounded(NamedTuple):
+    """One field's bounds under the decoder's limits."""
+
+    attr: str
+    path: str  # as msgspec names it in errors
+    chars: bool  # a string's length, rather than an int's value
+    low: int | None
+    high: int
+
+
+def _bounded_fields(cls: type[Request], limits: Limits) -> tuple[_Bounded, ...]:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    out = []
+    for attr, path in zip(cls.__struct_fields__, cls.__struct_encode_fields__, strict=True):
+        for base, bound in _bounds_in(hints[attr]):
+            if base not in (str, int) or (base is str and bound.low is not None):
+                raise TypeError(f"{cls.__name__}.{attr}: a Bound fits an int, or a str's length")
+            low = getattr(limits, bound.low) if bound.low is not None else None
+            high = getattr(limits, bound.high) + bound.offset
+            out.append(_Bounded(attr, path, base is str, low, high))
+    return tuple(out)
+
+
+def _bounds_in(hint: Any) -> list[tuple[Any, Bound]]:
+    """The Bounds in a field's type (through `| None`), each with the type it bounds."""
+    if typing.get_origin(hint) is Annotated:
+        base, *extras = typing.get_args(hint)
+        return [(base, x) for x in extras if isinstance(x, Bound)]
+    return [found for arg in typing.get_args(hint) for found in _bounds_in(arg)]
+
+
+def _out_of_bounds(request: Request, bounds: tuple[_Bounded, ...]) -> str | None:
+    """The first field out of its bounds, said as msgspec says it of its own constraints."""
+    for attr, path, chars, low, high in bounds:
+        value = getattr(request, attr)
+        if value is None:
+            continue
+        if chars:
+            if len(value) > high:
+                return f"Expected `str` of length <= {high} - at `$.{path}`"
+        elif low is not None and value < low:
+            return f"Expected `int` >= {low} - at `$.{path}`"
+        elif value > high:
+            return f"Expected `int` <= {high} - at `$.{path}`"
+    return None
 
 
 def _union(types: tuple[type[Request], ...]) -> Any:

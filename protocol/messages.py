@@ -3,6 +3,10 @@
 The server decodes client requests straight into these structs (protocol/decoding.py),
 so a frame that does not fit never reaches a handler; the client builds its requests
 from them and reads the server's messages into them. docs/protocol.md is the reference.
+
+A request field's fixed rules are msgspec `Meta` constraints; a bound that the server's
+settings may change is a `Bound` naming its Limits field, which the decoder checks against
+the limits it runs with (rules across fields are a request's `check`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import msgspec
 from msgspec import Meta, Struct
 
 import engine
-from protocol.limits import DEFAULT_LIMITS as LIMITS
+from protocol.limits import Bound, Limits
 
 VERSION = 1
 RACE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
@@ -58,20 +62,21 @@ CLOSE_TOO_BIG = 1009
 CLOSE_INTERNAL = 1011
 
 RequestId = Annotated[int, Meta(ge=-(2**63), le=2**63 - 1)]
-# Field limits: the protocol's defaults (protocol/limits.py).
-Name = Annotated[str, Meta(min_length=1, max_length=LIMITS.name_max_chars)]
-Token = Annotated[str, Meta(min_length=1, max_length=LIMITS.token_max_chars)]
-Gid = Annotated[str, Meta(min_length=1, max_length=LIMITS.gid_max_chars)]
-RaceCode = Annotated[str, Meta(min_length=1, max_length=LIMITS.race_code_max_chars)]
+# Field limits; a Bound names the Limits field of the running server that bounds it.
+Name = Annotated[str, Meta(min_length=1), Bound("name_max_chars")]
+Token = Annotated[str, Meta(min_length=1), Bound("token_max_chars")]
+Gid = Annotated[str, Meta(min_length=1), Bound("gid_max_chars")]
+RaceCode = Annotated[str, Meta(min_length=1), Bound("race_code_max_chars")]
 GameId = Annotated[str, Meta(min_length=1, max_length=32)]
-MoveText = Annotated[str, Meta(min_length=1, max_length=LIMITS.move_max_chars)]
-MoveCount = Annotated[int, Meta(ge=0, le=LIMITS.max_moves_per_game)]
+MoveText = Annotated[str, Meta(min_length=1), Bound("move_max_chars")]
+MoveCount = Annotated[int, Meta(ge=0), Bound("max_moves_per_game")]
 Seed = Annotated[int, Meta(ge=1, le=SEED_MAX)]
-MaxPlayers = Annotated[int, Meta(ge=LIMITS.min_players, le=LIMITS.max_players)]
-TimeLimit = Annotated[int, Meta(ge=LIMITS.min_time_limit_s, le=LIMITS.max_time_limit_s)]
+MaxPlayers = Annotated[int, Bound("max_players", low="min_players")]
+TimeLimit = Annotated[int, Bound("max_time_limit_s", low="min_time_limit_s")]
 DateText = Annotated[str, Meta(min_length=1, max_length=16)]
-Limit = Annotated[int, Meta(ge=1, le=LIMITS.leaderboard_max_rows)]  # rows of a leaderboard page
+Limit = Annotated[int, Meta(ge=1), Bound("leaderboard_max_rows")]  # rows of a leaderboard page
 PlayerId = Annotated[str, Meta(min_length=1, max_length=32)]
+BotCount = Annotated[int, Meta(ge=0), Bound("max_players", offset=-1)]  # the host takes a seat
 
 
 def _check_game(game: str) -> None:
@@ -86,6 +91,11 @@ class Request(Struct, tag_field="t", kw_only=True):
     """Base of every client request; `id` is echoed as `re` in the reply."""
 
     id: RequestId | None = None
+
+    def check(self, limits: Limits) -> str | None:
+        """What is wrong with the request under these limits, across its fields (its
+        fields' own bounds are checked before); None: nothing."""
+        return None
 
 
 class Hello(Request, tag="hello"):
@@ -104,16 +114,17 @@ class Create(Request, tag="create"):
     max_players: MaxPlayers | None = None
     time_limit_s: TimeLimit | None = None
     # Bot seats (server/play/bots.py), counted in max_players.
-    bots: Annotated[int, Meta(ge=0, le=LIMITS.max_players - 1)] = 0
+    bots: BotCount = 0
     bot_strength: Literal["easy", "medium", "hard"] = "medium"
 
     def __post_init__(self) -> None:
         _check_game(self.game)
-        if self.bots and self.bots + 1 > (self.max_players or LIMITS.default_max_players):
-            raise ValueError(
-                f"{self.bots} bots and the host do not fit in max_players "
-                f"{self.max_players or LIMITS.default_max_players}"
-            )
+
+    def check(self, limits: Limits) -> str | None:
+        seats = self.max_players or limits.default_max_players
+        if self.bots and self.bots + 1 > seats:
+            return f"{self.bots} bots and the host do not fit in max_players {seats}"
+        return None
 
 
 class Join(Request, tag="join"):

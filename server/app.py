@@ -98,7 +98,7 @@ class App:
             config=cfg,
             metrics=self.metrics,
             hub=self.hub,
-            decoder=p.RequestDecoder(),
+            decoder=p.RequestDecoder(cfg.limits),
             players=self.players,
             handlers=build_handlers(
                 self.races,

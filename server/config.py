@@ -106,16 +106,29 @@ class Config:
     def from_args(
         cls, argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None
     ) -> Config:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
-        for name, (_flag, var, conv, _help) in SETTINGS.items():
-            raw = getattr(args, name)
+        for name, (flag, var, conv, _help) in SETTINGS.items():
+            raw = getattr(args, name)  # argparse has converted it already
             if raw is None and var in env and env[var] != "":
-                raw = env[var]
+                try:
+                    raw = conv(env[var])
+                except argparse.ArgumentTypeError as exc:
+                    parser.error(f"{var} (or {flag}): {exc}")
+                except ValueError:
+                    parser.error(f"{var} (or {flag}): invalid {conv.__name__} value: {env[var]!r}")
             if raw is not None:
-                values[name] = conv(raw)
-        return cls(**values)
+                values[name] = raw
+        if "max_players" in values and "default_max_players" not in values:
+            # Lowering the maximum alone lowers the default with it, rather than refusing.
+            values["default_max_players"] = min(_L.default_max_players, values["max_players"])
+        config = cls(**values)
+        problems = config.limits.problems(spell=lambda f: SETTINGS[f][0] if f in SETTINGS else f)
+        if problems:
+            parser.error("limits that do not fit together: " + "; ".join(problems))
+        return config
 
     def describe(self) -> dict[str, Any]:
         """The settings as plain values, for logs (the secret masked)."""
@@ -168,6 +181,7 @@ def _positive(conv: Any) -> Any:
             raise argparse.ArgumentTypeError(f"must be positive: {raw!r}")
         return value
 
+    check.__name__ = conv.__name__  # argparse says "invalid int value", not "invalid check"
     return check
 
 
@@ -206,6 +220,21 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
               "messages a connection may send in a burst (default 60)"),
     "hello_timeout_s": ("--hello-timeout-s", "SOLITAIRE_HELLO_TIMEOUT_S", _positive(float),
                         "seconds a new connection has to send hello (default 10)"),
+    "name_max_chars": ("--name-max-chars", "SOLITAIRE_NAME_MAX_CHARS", _positive(int),
+                       "most characters in a player's name (default 24)"),
+    "max_moves_per_game": ("--max-moves-per-game", "SOLITAIRE_MAX_MOVES_PER_GAME",
+                           _positive(int),
+                           "most moves of one game: a move's n is 0 to this (default 100000)"),
+    "max_players": ("--max-players", "SOLITAIRE_MAX_PLAYERS", _positive(int),
+                    "most seats of a race, bots included (default 16)"),
+    "default_max_players": ("--default-max-players", "SOLITAIRE_DEFAULT_MAX_PLAYERS",
+                            _positive(int),
+                            "seats of a race created without max_players (default 8, or "
+                            "--max-players if that is less)"),
+    "min_time_limit_s": ("--min-time-limit-s", "SOLITAIRE_MIN_TIME_LIMIT_S", _positive(int),
+                         "shortest time limit of a race, in seconds (default 30)"),
+    "max_time_limit_s": ("--max-time-limit-s", "SOLITAIRE_MAX_TIME_LIMIT_S", _positive(int),
+                         "longest time limit of a race, in seconds (default 7200)"),
     "event_loop": ("--event-loop", "SOLITAIRE_EVENT_LOOP", _event_loop,
                    "uvloop, or asyncio: the standard library's loop (default uvloop)"),
     "solver_workers": ("--solver-workers", "SOLITAIRE_SOLVER_WORKERS", _positive(int),

@@ -103,7 +103,7 @@ def test_all_keys_of_a_race_share_one_cluster_slot():
 
 
 def test_decoder_reads_id_and_type_of_bad_frames():
-    d = p.RequestDecoder()
+    d = p.RequestDecoder(p.DEFAULT_LIMITS)
     ok = d.decode(msgspec.msgpack.encode({"t": "move", "gid": "g", "n": 3, "m": "deal", "id": 9}))
     assert isinstance(ok, p.Move) and ok.n == 3 and ok.id == 9
     bad = d.decode(msgspec.msgpack.encode({"t": "move", "gid": "g", "n": "3", "m": "x", "id": 9}))
