@@ -7,7 +7,7 @@
 See docs/games/README.md for the games, the move notation and the public view.
 """
 
-from engine.errors import IllegalMove
+from engine.errors import IllegalMove, MalformedMove, MoveError
 from engine.game import Game
 from engine.registry import GAME_CLASSES, GAMES, MAX_SCORE, game_class, new_game, replay
 from engine.views import legal_moves_from_view, render_text
@@ -18,6 +18,8 @@ __all__ = [
     "MAX_SCORE",
     "Game",
     "IllegalMove",
+    "MalformedMove",
+    "MoveError",
     "game_class",
     "legal_moves_from_view",
     "new_game",

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Self
 
 from engine.cards import FULL_DECK, NAMES, parse_cards
 from engine.deal import check_seed, deal_order
-from engine.errors import IllegalMove
+from engine.errors import IllegalMove, MalformedMove
 
 Move = tuple[int, int] | None
 """A parsed move: (source pile, destination pile) indices, or None for ``deal``."""
@@ -52,6 +52,8 @@ class Game:
 
     # --- built once per subclass by __init_subclass__ ----------------------------------
     _MOVES: ClassVar[Mapping[str, Move]]
+    HAS_DEAL: ClassVar[bool]
+    """Whether ``deal`` is a move of this game: true when the game implements ``_deal``."""
     _VISIBLE: ClassVar[tuple[tuple[str, int], ...]]
     _HIDDEN_AT: ClassVar[tuple[tuple[str, int], ...]]
 
@@ -66,7 +68,9 @@ class Game:
         super().__init_subclass__(**kwargs)
         if "game_id" not in cls.__dict__:
             return
-        table: dict[str, Move] = {DEAL: None}
+        cls.HAS_DEAL = cls._deal is not Game._deal
+        # Only strings in this table are moves of the game: everything else is malformed.
+        table: dict[str, Move] = {DEAL: None} if cls.HAS_DEAL else {}
         for src_code, src in cls.MOVE_CODES.items():
             for dst_code, dst in cls.MOVE_CODES.items():
                 table[f"{src_code}-{dst_code}"] = cls._canonical(src, dst)
@@ -181,11 +185,13 @@ class Game:
 
     # --- playing -----------------------------------------------------------------------
     def play(self, move: object) -> None:
-        """Play one move string; IllegalMove (with the reason) leaves the game unchanged."""
+        """Play one move string. A refused move raises MalformedMove (no move of this game)
+        or IllegalMove (the rules forbid it here), both MoveError, with the reason, and
+        leaves the game unchanged."""
         try:
             parsed = self._MOVES[move]  # type: ignore[index]
         except (KeyError, TypeError):
-            raise IllegalMove(self._malformed(move)) from None
+            raise MalformedMove(self._malformed(move)) from None
         if self.won:
             raise IllegalMove("the game is won: no more moves")
         # Each hook validates everything before it changes anything.
@@ -304,7 +310,8 @@ class Game:
         """Automatic actions after the deal and after every move (none by default)."""
 
     def _deal(self) -> None:
-        raise IllegalMove(f"{self.title} has no 'deal' move")
+        """Play ``deal``; a game that has a deal move overrides this (see HAS_DEAL)."""
+        raise NotImplementedError
 
     def _move(self, src: int, dst: int) -> None:
         raise NotImplementedError
@@ -329,6 +336,8 @@ class Game:
     def _malformed(cls, move: object) -> str:
         if not isinstance(move, str):
             return f"a move must be a string, not {type(move).__name__}"
+        if move == DEAL:
+            return f"{cls.title} has no 'deal' move"
         return f"malformed move {move!r} (moves look like {cls.MOVE_EXAMPLES})"
 
     def _code(self, index: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from types import MappingProxyType
 
-from engine.errors import IllegalMove
+from engine.errors import MoveError
 from engine.game import Game
 from engine.games.bakers_game import BakersGame
 from engine.games.doublets import Doublets
@@ -35,13 +35,14 @@ def new_game(game_id: str, seed: int) -> Game:
 def replay(game_id: str, seed: int, moves: Iterable[str]) -> Game:
     """The game after playing ``moves`` in order from the deal.
 
-    The first move that fails raises IllegalMove naming its position (1-based).
+    The first move that fails raises what ``Game.play`` raised for it (MalformedMove or
+    IllegalMove, both MoveError), its message prefixed with the move's position (1-based).
     """
     game = new_game(game_id, seed)
     play = game.play
     for number, move in enumerate(moves, 1):
         try:
             play(move)
-        except IllegalMove as error:
-            raise IllegalMove(f"move {number} ({move!r}): {error}") from None
+        except MoveError as error:
+            raise type(error)(f"move {number} ({move!r}): {error}") from None
     return game

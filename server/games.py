@@ -242,7 +242,7 @@ def decide_move(
     game = live.game
     try:
         game.play(move)
-    except engine.IllegalMove as exc:
+    except engine.MoveError as exc:
         return Refusal(p.ILLEGAL_MOVE, str(exc) or "illegal move")
     over = bool(game.over)
     new = rec.evolve(
