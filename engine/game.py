@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Self
 
 from engine.cards import FULL_DECK, NAMES, parse_cards
 from engine.deal import check_seed, deal_order
-from engine.errors import IllegalMove
+from engine.errors import IllegalMove, MalformedMove
 
 Move = tuple[int, int] | None
 """A parsed move: (source pile, destination pile) indices, or None for ``deal``."""
@@ -52,6 +52,8 @@ class Game:
 
     # --- built once per subclass by __init_subclass__ ----------------------------------
     _MOVES: ClassVar[Mapping[str, Move]]
+    HAS_DEAL: ClassVar[bool]
+    """Whether ``deal`` is a move of this game: true when the game implements ``_deal``."""
     _VISIBLE: ClassVar[tuple[tuple[str, int], ...]]
     _HIDDEN_AT: ClassVar[tuple[tuple[str, int], ...]]
 
@@ -66,7 +68,9 @@ class Game:
         super().__init_subclass__(**kwargs)
         if "game_id" not in cls.__dict__:
             return
-        table: dict[str, Move] = {DEAL: None}
+        cls.HAS_DEAL = cls._deal is not Game._deal
+        # Only strings in this table are moves of the game: everything else is malformed.
+        table: dict[str, Move] = {DEAL: None} if cls.HAS_DEAL else {}
         for src_code, src in cls.MOVE_CODES.items():
             for dst_code, dst in cls.MOVE_CODES.items():
                 table[f"{src_code}-{dst_code}"] = cls._canonical(src, dst)
@@ -87,7 +91,12 @@ class Game:
 
     @classmethod
     def dealt_piles(cls, seed: int) -> dict[str, list[str]]:
-        """The piles as the deal lays them out, before any automatic action."""
+        """The piles as the deal lays them out, before any automatic action.
+
+        >>> from engine import game_class
+        >>> game_class("bakers_game").dealt_piles(1)["t5"]  # AS AC 2C lie under 3D
+        ['7H', 'QC', 'AS', 'AC', '2C', '3D']
+        """
         piles = cls._layout(deal_order(cls.DECK, check_seed(seed)))
         return {code: [NAMES[c] for c in pile] for code, pile in zip(cls.PILES, piles, strict=True)}
 
@@ -106,6 +115,13 @@ class Game:
         positions), but each may appear only once and must belong to the game's deck.
         Counters of EXTRA_STATE may be given by name. Automatic actions (Baker's Game
         auto-play) run on the position, as they do after every move.
+
+        >>> from engine import game_class
+        >>> game = game_class("doublets").from_piles({"f": ["9H"], "r0": ["QC"]}, redeals_left=0)
+        >>> game.score, game.legal_moves(), game.over, game.won  # QC needs a 5 on the 9
+        (1, [], True, False)
+        >>> game_class("bakers_game").from_piles({"t0": ["KS", "AS"]}).piles["fS"]
+        ['AS']
         """
         if isinstance(moves, bool) or not isinstance(moves, int) or moves < 0:
             raise ValueError(f"moves must be a count, not {moves!r}")
@@ -139,7 +155,14 @@ class Game:
     @classmethod
     def from_view(cls, view: Mapping[str, Any]) -> Self:
         """A game consistent with a public view: its hidden piles hold the cards the view
-        does not show, in canonical order (their contents never decide what is legal)."""
+        does not show, in canonical order (their contents never decide what is legal).
+
+        >>> import engine
+        >>> game = engine.new_game("doublets", 1)
+        >>> twin = type(game).from_view(game.view())
+        >>> twin.view() == game.view(), twin.piles["s"] == game.piles["s"]
+        (True, False)
+        """
         if view.get("game") != cls.game_id:
             raise ValueError(f"the view is of {view.get('game')!r}, not {cls.game_id!r}")
         shown = view["piles"]
@@ -169,7 +192,15 @@ class Game:
         return cls.from_piles(piles, moves=view["moves"], **extra)
 
     def copy(self) -> Self:
-        """An independent copy (piles are copied, nothing is shared)."""
+        """An independent copy (piles are copied, nothing is shared).
+
+        >>> import engine
+        >>> game = engine.new_game("hopscotch", 1)
+        >>> twin = game.copy()
+        >>> twin.play("deal")
+        >>> game.moves, twin.moves, game.piles["w"], twin.piles["w"], twin == game
+        (0, 1, [], ['QD'], False)
+        """
         new = object.__new__(type(self))
         new.seed = self.seed
         new.moves = self.moves
@@ -181,11 +212,36 @@ class Game:
 
     # --- playing -----------------------------------------------------------------------
     def play(self, move: object) -> None:
-        """Play one move string; IllegalMove (with the reason) leaves the game unchanged."""
+        """Play one move string. A refused move raises MalformedMove (no move of this game)
+        or IllegalMove (the rules forbid it here), both MoveError, with the reason, and
+        leaves the game unchanged. ``moves`` counts the moves played.
+
+        >>> import engine
+        >>> game = engine.new_game("quatorze", 1)
+        >>> game.piles["c5"], game.piles["c6"], game.score
+        (['7H'], ['7C'], 0)
+        >>> game.play("c6-c5")  # the same move as c5-c6; the stock refills c5, then c6
+        >>> game.piles["c5"], game.score, game.moves
+        (['5C'], 2, 1)
+        >>> game.play("c0-c1")
+        Traceback (most recent call last):
+            ...
+        engine.errors.IllegalMove: JD and 2D do not add up to 14
+        >>> game.play("c0-c25")
+        Traceback (most recent call last):
+            ...
+        engine.errors.MalformedMove: malformed move 'c0-c25' (moves look like 'c3-c8' (two cells))
+        >>> game.play(None)
+        Traceback (most recent call last):
+            ...
+        engine.errors.MalformedMove: a move must be a string, not NoneType
+        >>> game.moves
+        1
+        """
         try:
             parsed = self._MOVES[move]  # type: ignore[index]
         except (KeyError, TypeError):
-            raise IllegalMove(self._malformed(move)) from None
+            raise MalformedMove(self._malformed(move)) from None
         if self.won:
             raise IllegalMove("the game is won: no more moves")
         # Each hook validates everything before it changes anything.
@@ -197,14 +253,35 @@ class Game:
         self._over = None
 
     def legal_moves(self) -> list[str]:
-        """Every distinct legal move string (canonical spellings only)."""
+        """Every distinct legal move string (canonical spellings only), in no set order.
+
+        >>> import engine
+        >>> game = engine.new_game("hopscotch", 1)
+        >>> game.legal_moves()
+        ['deal']
+        >>> game.play("deal")  # QD: no foundation wants it yet, any reserve takes it
+        >>> sorted(game.legal_moves())
+        ['w-r0', 'w-r1', 'w-r2', 'w-r3']
+        >>> quatorze = engine.new_game("quatorze", 1)
+        >>> len(quatorze.legal_moves()), "c5-c6" in quatorze.legal_moves()
+        (12, True)
+        """
         if self.won:
             return []
         return self._legal_moves()
 
     @property
     def over(self) -> bool:
-        """True when no legal move is left (a won game is over)."""
+        """True when no legal move is left (a won game is over).
+
+        >>> from engine import game_class
+        >>> game = game_class("quatorze").from_piles({"c0": ["KS"], "c3": ["AS"]})
+        >>> game.over, game.won
+        (False, False)
+        >>> game.play("c0-c3")
+        >>> game.over, game.won, game.legal_moves()
+        (True, True, [])
+        """
         over = self._over
         if over is None:
             over = self._over = self.won or not self._has_legal_move()
@@ -212,13 +289,29 @@ class Game:
 
     @property
     def piles(self) -> dict[str, list[str]]:
-        """Every pile, hidden ones included: code -> card names, bottom first."""
+        """Every pile, hidden ones included: code -> card names, bottom first.
+
+        >>> import engine
+        >>> game = engine.new_game("hopscotch", 1)
+        >>> [game.piles[f"f{i}"] for i in range(4)], len(game.piles["s"]), game.piles["s"][-1]
+        ([['AC'], ['2C'], ['3C'], ['4C']], 48, 'QD')
+        """
         return {
             code: [NAMES[c] for c in pile] for code, pile in zip(self.PILES, self._p, strict=True)
         }
 
     def view(self) -> dict[str, Any]:
-        """The public view: plain dicts, lists, strings, ints and bools; hidden piles as counts."""
+        """The public view: plain dicts, lists, strings, ints and bools; hidden piles as counts.
+
+        >>> import engine
+        >>> view = engine.new_game("doublets", 1).view()
+        >>> list(view)
+        ['game', 'piles', 'hidden', 'score', 'max_score', 'moves', 'won', 'over', 'redeals_left']
+        >>> view["hidden"], view["piles"]["f"], view["score"], view["max_score"]
+        ({'s': 44}, ['7C'], 1, 48)
+        >>> "s" in view["piles"]
+        False
+        """
         # map() with the tuple's own lookup names a pile's cards without a bytecode loop per
         # card: the server builds a view for every move it acknowledges.
         name = NAMES.__getitem__
@@ -258,7 +351,7 @@ class Game:
 
     @classmethod
     def render_view(cls, view: Mapping[str, Any]) -> str:
-        """A plain-text board of a public view of this game."""
+        """A plain-text board of a public view of this game (see engine.render_text)."""
         status = "  WON" if view["won"] else "  OVER" if view["over"] else ""
         header = f"{cls.title}  score {view['score']}/{view['max_score']}  moves {view['moves']}"
         for name, _ in cls.EXTRA_STATE:
@@ -304,7 +397,8 @@ class Game:
         """Automatic actions after the deal and after every move (none by default)."""
 
     def _deal(self) -> None:
-        raise IllegalMove(f"{self.title} has no 'deal' move")
+        """Play ``deal``; a game that has a deal move overrides this (see HAS_DEAL)."""
+        raise NotImplementedError
 
     def _move(self, src: int, dst: int) -> None:
         raise NotImplementedError
@@ -318,10 +412,17 @@ class Game:
 
     @property
     def score(self) -> int:
+        """The game's score as its rules define it (0..MAX_SCORE).
+
+        >>> import engine
+        >>> [engine.new_game(game_id, 1).score for game_id in engine.GAMES]
+        [1, 0, 0, 0]
+        """
         raise NotImplementedError
 
     @property
     def won(self) -> bool:
+        """Whether the game's goal is reached (then it is over and refuses every move)."""
         raise NotImplementedError
 
     # --- shared helpers ----------------------------------------------------------------
@@ -329,6 +430,8 @@ class Game:
     def _malformed(cls, move: object) -> str:
         if not isinstance(move, str):
             return f"a move must be a string, not {type(move).__name__}"
+        if move == DEAL:
+            return f"{cls.title} has no 'deal' move"
         return f"malformed move {move!r} (moves look like {cls.MOVE_EXAMPLES})"
 
     def _code(self, index: int) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType, ModuleType
 
+from engine.deal import MAX_SEED, MIN_SEED
 from engine.game import Game
 from engine.registry import game_class, new_game
 from engine.solve import bakers_game, doublets, hopscotch, quatorze
@@ -20,7 +21,6 @@ from engine.solve.search import Budget, Verdict
 # Used when a caller gives neither a node nor a time budget: no search here is
 # ever unbounded by accident (Hopscotch's space is far too large to exhaust).
 DEFAULT_BUDGET_S = 10.0
-MAX_SEED = 2**31 - 1
 
 # Each module offers from_game(game) -> its position and search(position, budget) -> Outcome.
 SOLVERS: MappingProxyType[str, ModuleType] = MappingProxyType(
@@ -91,7 +91,7 @@ def _solve(
 
 def next_seed(seed: int) -> int:
     """The seed after `seed`, wrapping from 2^31-1 back to 1."""
-    return seed + 1 if seed < MAX_SEED else 1
+    return seed + 1 if seed < MAX_SEED else MIN_SEED
 
 
 def find_winnable_seed(

@@ -16,13 +16,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
+from engine.cards import KING
 from engine.game import Game
+from engine.games.bakers_game import COLUMNS, DECK_SIZE, FOUNDATIONS, MOVE_NAME, PILES, RESERVES
 from engine.solve.cards import suit, value
 from engine.solve.search import Budget, Outcome, depth_first
 
-NCOLS = 8
-NRES = 4
-KING = 13
+NCOLS = len(COLUMNS)
+NRES = len(RESERVES)
+COLUMN_CODES = tuple(PILES[i] for i in COLUMNS)
+RESERVE_CODES = tuple(PILES[i] for i in RESERVES)
+FOUNDATION_CODES = tuple(PILES[i] for i in FOUNDATIONS)  # by suit, as engine.cards.SUITS
+# Move strings by the solver's column and reserve numbers, made once from the engine's.
+COL_TO_COL = tuple(tuple(MOVE_NAME[x][y] for y in COLUMNS) for x in COLUMNS)
+COL_TO_RES = tuple(tuple(MOVE_NAME[x][r] for r in RESERVES) for x in COLUMNS)
+RES_TO_COL = tuple(tuple(MOVE_NAME[r][y] for y in COLUMNS) for r in RESERVES)
 # Weight of each card lying on top of the next card a foundation wants, against 40 per
 # card home. Picked on deals 1-400 by positions searched before a win (8: 390,000 in all;
 # 1: 475,000; 15: 385,000 but worse on deals 201-400 than on 1-200).
@@ -42,15 +50,12 @@ def encode(card: str) -> int:
 
 
 def from_piles(piles: Mapping[str, Sequence[str]]) -> Position:
-    """The position held in an engine's `Game.piles` (foundations `fC`..`fS` or `f`)."""
-    cols = tuple(bytes(encode(c) for c in piles[f"t{i}"]) for i in range(NCOLS))
-    res = tuple(encode(piles[f"r{i}"][-1]) if piles[f"r{i}"] else 0 for i in range(NRES))
-    found = [0, 0, 0, 0]
-    for code, cards in piles.items():
-        if code.startswith("f"):
-            for card in cards:
-                found[suit(card)] = max(found[suit(card)], value(card))
-    return auto_play(Position(cols, res, tuple(found)))
+    """The position held in an engine's `Game.piles`."""
+    cols = tuple(bytes(encode(c) for c in piles[code]) for code in COLUMN_CODES)
+    res = tuple(encode(piles[code][-1]) if piles[code] else 0 for code in RESERVE_CODES)
+    # A foundation runs from its Ace upwards: its top card's value is its height.
+    found = tuple(value(piles[code][-1]) if piles[code] else 0 for code in FOUNDATION_CODES)
+    return auto_play(Position(cols, res, found))
 
 
 def auto_play(pos: Position) -> Position:
@@ -106,7 +111,7 @@ class BakersRules:
         return b"\0".join(sorted(pos.cols)) + b"\xff" + bytes(sorted(pos.res))
 
     def won(self, pos: Position) -> bool:
-        return sum(pos.found) == 52
+        return sum(pos.found) == DECK_SIZE
 
     def progress(self, pos: Position) -> int:
         return sum(pos.found)
@@ -177,7 +182,7 @@ class BakersRules:
                 )
                 if rest and rest[-1] & 15 == found[rest[-1] >> 4] + 1:
                     child = auto_play(child)
-                yield f"t{x}-r{first_free}", child
+                yield COL_TO_RES[x][first_free], child
         for r, card in enumerate(res):
             if not card:
                 continue
@@ -187,7 +192,7 @@ class BakersRules:
             if y >= 0:
                 # The position was settled and this move uncovers nothing: no auto-play.
                 yield (
-                    f"r{r}-t{y}",
+                    RES_TO_COL[r][y],
                     Position(
                         (*cols[:y], cols[y] + bytes((card,)), *cols[y + 1 :]),
                         (*res[:r], 0, *res[r + 1 :]),
@@ -200,7 +205,7 @@ class BakersRules:
         moving = cols[x][-n:]
         cols[x] = cols[x][:-n]
         cols[y] = cols[y] + moving
-        return f"t{x}-t{y}", settle(Position(tuple(cols), pos.res, pos.found), cols[x])
+        return COL_TO_COL[x][y], settle(Position(tuple(cols), pos.res, pos.found), cols[x])
 
 
 def from_game(game: Game) -> Position:

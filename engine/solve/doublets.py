@@ -10,14 +10,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.game import Game
+from engine.cards import KING
+from engine.game import DEAL, Game
+from engine.games.doublets import (
+    FOUNDATION_GOAL,
+    NEXT_VALUE,
+    PILES,
+    REDEALS,
+    RESERVES,
+    TO_FOUNDATION,
+    F,
+    S,
+    W,
+)
 from engine.solve.cards import value
 from engine.solve.search import Budget, DepthFirst, Outcome, beam, exact_and_beams
 
-NRES = 7
-GOAL = 48
-MAX_REDEALS = 2
-KING = 13
+NRES = len(RESERVES)
+GOAL = FOUNDATION_GOAL
+MAX_REDEALS = REDEALS
+RESERVE_CODES = tuple(PILES[i] for i in RESERVES)
+_HOME = dict(TO_FOUNDATION)  # pile index -> its move onto the foundation
+WASTE_HOME = _HOME[W]
+RESERVE_HOME = tuple(_HOME[i] for i in RESERVES)
 # Nodes of the first exact turn, then the first beam's width and its growth per turn.
 EXACT_SHARE = 20_000
 BEAM_START, BEAM_GROWTH = 50, 4
@@ -34,19 +49,16 @@ class Position:
 
 
 def from_piles(piles: Mapping[str, Sequence[str]], redeals_left: int = MAX_REDEALS) -> Position:
-    res = tuple(value(piles[f"r{i}"][-1]) if piles[f"r{i}"] else 0 for i in range(NRES))
+    res = tuple(value(piles[code][-1]) if piles[code] else 0 for code in RESERVE_CODES)
+    foundation = piles[PILES[F]]
     return Position(
-        top=value(piles["f"][-1]),
-        count=len(piles["f"]),
+        top=value(foundation[-1]),
+        count=len(foundation),
         res=res,
-        waste=bytes(value(c) for c in piles["w"]),
-        stock=bytes(value(c) for c in reversed(piles["s"])),
+        waste=bytes(value(c) for c in piles[PILES[W]]),
+        stock=bytes(value(c) for c in reversed(piles[PILES[S]])),
         redeals=MAX_REDEALS - redeals_left,
     )
-
-
-def wanted(top: int) -> int:
-    return 2 * top % 13
 
 
 class DoubletsRules:
@@ -65,12 +77,12 @@ class DoubletsRules:
         return pos.count - 30 * pos.res.count(KING)
 
     def children(self, pos: Position) -> list[tuple[str, Position]]:
-        need = wanted(pos.top)
+        need = NEXT_VALUE[pos.top]
         kids: list[tuple[str, Position]] = []
         if pos.waste and pos.waste[-1] == need:
             kids.append(
                 (
-                    "w-f",
+                    WASTE_HOME,
                     Position(need, pos.count + 1, pos.res, pos.waste[:-1], pos.stock, pos.redeals),
                 )
             )
@@ -78,11 +90,11 @@ class DoubletsRules:
         for i, v in enumerate(pos.res):
             if v == need and v not in done:
                 done.add(v)
-                kids.append((f"r{i}-f", self._from_reserve(pos, i, need)))
+                kids.append((RESERVE_HOME[i], self._from_reserve(pos, i, need)))
         if pos.stock:
             kids.append(
                 (
-                    "deal",
+                    DEAL,
                     Position(
                         pos.top,
                         pos.count,
@@ -95,7 +107,7 @@ class DoubletsRules:
             )
         elif pos.waste and pos.redeals < MAX_REDEALS:
             kids.append(
-                ("deal", Position(pos.top, pos.count, pos.res, b"", pos.waste, pos.redeals + 1))
+                (DEAL, Position(pos.top, pos.count, pos.res, b"", pos.waste, pos.redeals + 1))
             )
         return kids
 

@@ -15,13 +15,30 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.game import Game
+from engine.cards import KING, VALUE
+from engine.game import DEAL, Game
+from engine.games.hopscotch import (
+    FOUNDATIONS,
+    NEED,
+    PILES,
+    RESERVES,
+    STARTERS,
+    TO_FOUNDATION,
+    WASTE_TO_RESERVE,
+    S,
+    W,
+)
 from engine.solve.cards import value
 from engine.solve.search import Budget, DepthFirst, Outcome, exact_and_beams
 
-NFOUND = 4
-NRES = 4
-FULL = 13  # cards on a complete foundation
+NFOUND = len(FOUNDATIONS)
+NRES = len(RESERVES)
+FOUNDATION_CODES = tuple(PILES[i] for i in FOUNDATIONS)
+RESERVE_CODES = tuple(PILES[i] for i in RESERVES)
+# Move strings by the solver's foundation and reserve numbers, from the engine's.
+WASTE_HOME: tuple[str, ...] = TO_FOUNDATION[W]
+RESERVE_HOME = tuple(TO_FOUNDATION[r] for r in RESERVES)
+ROW = KING + 1  # values 0..13 index the scoring tables
 # Weights of the position score that orders the search (tuned on deals 1-100).
 W_HOME, W_BLOCKED, W_BREAK, W_USED = 8, 1, 16, 1
 # Nodes of the first exact turn (doubling each turn); enough for small positions.
@@ -40,13 +57,32 @@ class Position:
     res: tuple[bytes, ...]  # bottom first
 
 
+def _sequence(i: int) -> bytes:
+    """The values foundation fi takes, by the engine's rule, from its starting card to its
+    King (NEED counts a King as 0)."""
+    values = [VALUE[STARTERS[i]]]
+    while values[-1] != KING:
+        values.append(NEED[i][values[-1]] or KING)
+    return bytes(values)
+
+
+SEQUENCES = tuple(_sequence(i) for i in range(NFOUND))
+(FULL,) = {len(sequence) for sequence in SEQUENCES}  # cards on a complete foundation
+# WANTED[i][found]: the value foundation fi wants after `found` cards (0: complete).
+WANTED = tuple(sequence + b"\0" for sequence in SEQUENCES)
+
+
 def from_piles(piles: Mapping[str, Sequence[str]]) -> Position:
+    # Only a foundation's top card decides what fits, so its height is all the search needs.
     return Position(
-        found=tuple(_position_in_sequence(value(piles[f"f{i}"][-1]), i + 1) for i in range(NFOUND)),
-        stock=bytes(value(c) for c in reversed(piles["s"])),
+        found=tuple(
+            SEQUENCES[i].index(value(piles[code][-1])) + 1
+            for i, code in enumerate(FOUNDATION_CODES)
+        ),
+        stock=bytes(value(c) for c in reversed(piles[PILES[S]])),
         dealt=0,
-        waste=value(piles["w"][-1]) if piles["w"] else 0,
-        res=tuple(bytes(value(c) for c in piles[f"r{i}"]) for i in range(NRES)),
+        waste=value(piles[PILES[W]][-1]) if piles[PILES[W]] else 0,
+        res=tuple(bytes(value(c) for c in piles[code]) for code in RESERVE_CODES),
     )
 
 
@@ -54,20 +90,9 @@ def from_game(game: Game) -> Position:
     return from_piles(game.piles)
 
 
-def _position_in_sequence(top: int, step: int) -> int:
-    """How many cards a foundation building by `step` holds when `top` is on top.
-
-    Only the top card decides what fits, so this is all the search needs to know.
-    """
-    return next(k for k in range(1, FULL + 1) if wanted(k - 1, step) == top)
-
-
 def wanted(found: int, step: int) -> int:
     """The value the foundation building by `step` wants after `found` cards (0: complete)."""
-    if found >= FULL:
-        return 0
-    v = step * (found + 1) % 13
-    return v or 13
+    return WANTED[step - 1][found]
 
 
 def _steps_table() -> tuple[tuple[bytes, ...], ...]:
@@ -76,9 +101,9 @@ def _steps_table() -> tuple[tuple[bytes, ...], ...]:
     for i in range(NFOUND):
         rows = []
         for found in range(FULL + 1):
-            row = bytearray([99] * 14)
+            row = bytearray([99] * ROW)
             for k in range(found, FULL):
-                row[wanted(k, i + 1)] = min(row[wanted(k, i + 1)], k - found)
+                row[WANTED[i][k]] = min(row[WANTED[i][k]], k - found)
             rows.append(bytes(row))
         table.append(tuple(rows))
     return tuple(table)
@@ -120,17 +145,17 @@ class HopscotchRules:
         return sum(pos.found)
 
     def children(self, pos: Position) -> list[tuple[str, Position]]:
-        wants = [wanted(pos.found[i], i + 1) for i in range(NFOUND)]
+        wants = [WANTED[i][pos.found[i]] for i in range(NFOUND)]
         kids: list[tuple[str, Position]] = []
         if pos.waste:
             for i in range(NFOUND):
                 if wants[i] == pos.waste:
-                    kids.append((f"w-f{i}", home(pos, i, None)))
+                    kids.append((WASTE_HOME[i], home(pos, i, None)))
         for j, pile in enumerate(pos.res):
             if pile:
                 for i in range(NFOUND):
                     if wants[i] == pile[-1]:
-                        kids.append((f"r{j}-f{i}", home(pos, i, j)))
+                        kids.append((RESERVE_HOME[j][i], home(pos, i, j)))
         if pos.waste:
             seen: set[bytes] = set()
             for j, pile in enumerate(pos.res):
@@ -138,11 +163,13 @@ class HopscotchRules:
                     continue  # identical reserves give the same position
                 seen.add(pile)
                 res = (*pos.res[:j], pile + bytes((pos.waste,)), *pos.res[j + 1 :])
-                kids.append((f"w-r{j}", Position(pos.found, pos.stock, pos.dealt, 0, res)))
+                kids.append(
+                    (WASTE_TO_RESERVE[j], Position(pos.found, pos.stock, pos.dealt, 0, res))
+                )
         elif pos.dealt < len(pos.stock):
             kids.append(
                 (
-                    "deal",
+                    DEAL,
                     Position(pos.found, pos.stock, pos.dealt + 1, pos.stock[pos.dealt], pos.res),
                 )
             )
@@ -150,18 +177,19 @@ class HopscotchRules:
 
     def _tables(self, found: tuple[int, ...]) -> tuple[bytes, bytes]:
         """For these foundations: how soon each value 1..13 is wanted (0: now), and
-        LEADS[14 * card + below] == 1 when an unfinished foundation wants `card` and then
+        LEADS[ROW * card + below] == 1 when an unfinished foundation wants `card` and then
         at once `below` (so a pile with `card` on `below` unwinds in one go), or both are
         Kings."""
         tables = self._cache.get(found)
         if tables is None:
-            soon = bytes([99] + [urgency(found, v) for v in range(1, 14)])
-            leads = bytearray(14 * 14)
+            soon = bytes([99] + [urgency(found, v) for v in range(1, KING + 1)])
+            leads = bytearray(ROW * ROW)
             for i in range(NFOUND):
+                wants = WANTED[i]
                 for k in range(found[i], FULL - 1):
-                    leads[14 * wanted(k, i + 1) + wanted(k + 1, i + 1)] = 1
+                    leads[ROW * wants[k] + wants[k + 1]] = 1
             # Kings go last on every foundation: a pile of Kings blocks nothing.
-            leads[14 * 13 + 13] = 1
+            leads[ROW * KING + KING] = 1
             tables = self._cache[found] = (soon, bytes(leads))
         return tables
 
@@ -192,7 +220,7 @@ class HopscotchRules:
                 blocked += 1
             elif u < soonest:
                 soonest = u
-            if below and not leads[14 * card + below]:
+            if below and not leads[ROW * card + below]:
                 breaks += 1
             below = card
         return W_BLOCKED * blocked + W_BREAK * breaks + W_USED
@@ -218,7 +246,7 @@ def _homeward(rules: HopscotchRules, pos: Position) -> list[tuple[tuple[str, ...
     while i < len(out):
         moves, here = out[i]
         i += 1
-        wants = [wanted(here.found[f], f + 1) for f in range(NFOUND)]
+        wants = [WANTED[f][here.found[f]] for f in range(NFOUND)]
         for j, pile in enumerate(here.res):
             for f in range(NFOUND):
                 if pile and wants[f] == pile[-1]:
@@ -226,7 +254,7 @@ def _homeward(rules: HopscotchRules, pos: Position) -> list[tuple[tuple[str, ...
                     k = rules.key(child)
                     if k not in seen:
                         seen.add(k)
-                        out.append(((*moves, f"r{j}-f{f}"), child))
+                        out.append(((*moves, RESERVE_HOME[j][f]), child))
     return out
 
 
@@ -252,12 +280,12 @@ def beam_search(root: Position, budget: Budget, width: int) -> Outcome[Position]
                     card, dealt, prefix = here.waste, here.dealt, moves
                 elif here.dealt < len(here.stock):
                     card, dealt = here.stock[here.dealt], here.dealt + 1
-                    prefix = (*moves, "deal")
+                    prefix = (*moves, DEAL)
                 else:
                     continue
                 turned = Position(here.found, here.stock, dealt, card, here.res)
                 for move, child in rules.children(turned):
-                    if move == "deal" or child.waste:
+                    if move == DEAL or child.waste:
                         continue  # only placements of the turned card
                     k = rules.key(child)
                     if k not in nxt:

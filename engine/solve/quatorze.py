@@ -11,25 +11,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine.game import Game
+from engine.games.quatorze import CELLS, LINE_PAIRS, PAIR_SUM, PILES, Quatorze, S
 from engine.solve.cards import value
 from engine.solve.search import Budget, Outcome, depth_first
 
-SIDE = 5
-CELLS = SIDE * SIDE
-TOTAL = 52
-
-
-def _lines() -> tuple[tuple[int, int], ...]:
-    """Every pair of cells (a < b) sharing a row or a column."""
-    pairs = []
-    for a in range(CELLS):
-        for b in range(a + 1, CELLS):
-            if a // SIDE == b // SIDE or a % SIDE == b % SIDE:
-                pairs.append((a, b))
-    return tuple(pairs)
-
-
-PAIRS = _lines()
+TOTAL = len(Quatorze.DECK)
+CELL_CODES = PILES[:CELLS]
+STOCK_CODE = PILES[S]
+# Every pair of cells (a < b) sharing a row or a column, in the engine's order.
+PAIRS: tuple[tuple[int, int], ...] = tuple((a, b) for a, b, _ in LINE_PAIRS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +31,8 @@ class Position:
 
 
 def from_piles(piles: Mapping[str, Sequence[str]]) -> Position:
-    grid = bytes(value(piles[f"c{i}"][-1]) if piles[f"c{i}"] else 0 for i in range(CELLS))
-    stock = bytes(value(c) for c in reversed(piles["s"]))
+    grid = bytes(value(piles[code][-1]) if piles[code] else 0 for code in CELL_CODES)
+    stock = bytes(value(c) for c in reversed(piles[STOCK_CODE]))
     on_table = sum(1 for v in grid if v) + len(stock)
     return Position(grid, stock, 0, TOTAL - on_table)
 
@@ -76,15 +66,15 @@ class QuatorzeRules:
     def children(self, pos: Position) -> list[tuple[str, Position]]:
         grid = pos.grid
         return [
-            (f"c{a}-c{b}", remove_pair(pos, a, b))
-            for a, b in PAIRS
-            if grid[a] and grid[a] + grid[b] == 14
+            (name, remove_pair(pos, a, b))
+            for a, b, name in LINE_PAIRS
+            if grid[a] and grid[a] + grid[b] == PAIR_SUM
         ]
 
     def promise(self, pos: Position) -> int:
         # Positions with more pairs on offer tend to go further.
         grid = pos.grid
-        return sum(1 for a, b in PAIRS if grid[a] and grid[a] + grid[b] == 14)
+        return sum(1 for a, b in PAIRS if grid[a] and grid[a] + grid[b] == PAIR_SUM)
 
 
 def from_game(game: Game) -> Position:

@@ -162,7 +162,7 @@ def decide_move(live: LiveGame, n: int, move: str, now_us: int) -> Retransmissio
     game = live.game
     try:
         game.play(move)
-    except engine.IllegalMove as exc:
+    except engine.MoveError as exc:
         raise p.Refused(p.ILLEGAL_MOVE, str(exc) or "illegal move") from None
     over = bool(game.over)
     new = rec.evolve(

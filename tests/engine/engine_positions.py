@@ -22,13 +22,15 @@ def shown(game: Game) -> dict[str, str]:
     return {code: " ".join(cards) for code, cards in game.piles.items() if cards}
 
 
-def refused(game: Game, move: object) -> str:
-    """Play a move that must be refused; check that nothing changed; return the reason."""
+def refused(game: Game, move: object, kind: type[engine.MoveError] = engine.IllegalMove) -> str:
+    """Play a move that must be refused with ``kind`` (IllegalMove unless told: a move the
+    rules forbid); check that nothing changed; return the reason."""
     before = game.copy()
     view = game.view()
     try:
         game.play(move)
-    except engine.IllegalMove as error:
+    except engine.MoveError as error:
+        assert type(error) is kind, f"{move!r} raised {type(error).__name__}: {error}"
         assert game == before
         assert game.view() == view
         return str(error)

@@ -143,7 +143,6 @@ def test_every_empty_reserve_is_listed_as_a_target() -> None:
         ("f-t0", "cards never leave the foundations"),
         ("t0-f", "9C does not go on fC: it needs 2C"),
         ("r1-f", "5D does not go on fD: it needs AD"),
-        ("deal", "Baker's Game has no 'deal' move"),
     ],
 )
 def test_other_moves_are_refused_with_a_reason(move: str, reason: str) -> None:

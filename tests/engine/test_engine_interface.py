@@ -126,21 +126,23 @@ def test_malformed_moves_are_refused_and_change_nothing(game_id: str, move: str)
         game.play(game.legal_moves()[0])
     if move in game.legal_moves():  # e.g. "w" is a pile, never a move
         pytest.fail(f"{move!r} listed")
-    reason = refused(game, move)
+    reason = refused(game, move, engine.MalformedMove)
     assert reason.startswith(f"malformed move {move!r} (moves look like ")
 
 
 def test_malformed_message_reads_well() -> None:
     game = engine.new_game("bakers_game", 1)
-    assert refused(game, "DEAL") == (
+    assert refused(game, "DEAL", engine.MalformedMove) == (
         "malformed move 'DEAL' (moves look like 't3-r0', 'r1-t5', 't0-t4', 't2-f')"
     )
 
 
 @pytest.mark.parametrize("move", [None, 5, b"deal", ["deal"], ("t1", "t7"), {"m": 1}, 1.5])
-def test_a_non_string_move_is_illegal(move: object) -> None:
+def test_a_non_string_move_is_malformed(move: object) -> None:
     game = engine.new_game("doublets", 5)
-    assert refused(game, move) == f"a move must be a string, not {type(move).__name__}"
+    assert refused(game, move, engine.MalformedMove) == (
+        f"a move must be a string, not {type(move).__name__}"
+    )
 
 
 def test_a_str_subclass_is_accepted_like_its_text() -> None:
@@ -174,7 +176,7 @@ def test_replay_stops_at_the_first_failing_move() -> None:
     ) as error:
         engine.replay("bakers_game", 1, ["t1-r0", "t1-r1", "r1-t7", "nonsense"])
     assert isinstance(error.value, ValueError)
-    with pytest.raises(engine.IllegalMove, match=r"^move 1 \('DEAL'\): malformed move 'DEAL'"):
+    with pytest.raises(engine.MalformedMove, match=r"^move 1 \('DEAL'\): malformed move 'DEAL'"):
         engine.replay("doublets", 1, ["DEAL"])
 
 

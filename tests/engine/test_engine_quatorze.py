@@ -98,7 +98,6 @@ def test_compaction_brings_new_pairs_into_line() -> None:
         ("c9-c4", "c4 is empty"),
         ("s-c3", "the stock's cards come out only to refill the grid"),
         ("c3-s", "the stock's cards come out only to refill the grid"),
-        ("deal", "Quatorze has no 'deal' move"),
     ],
 )
 def test_other_moves_are_refused_with_a_reason(move: str, reason: str) -> None:
