@@ -6,9 +6,8 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from redis.exceptions import RedisError
-
 from server.config import Config
+from server.store.errors import STORE_ERRORS
 
 log = logging.getLogger("server")
 
@@ -34,7 +33,7 @@ def serve(config: Config, redis_url: str) -> int:
             runner.run(App(config, redis_url).run())
     except KeyboardInterrupt:
         pass
-    except (OSError, RedisError) as exc:
+    except STORE_ERRORS as exc:
         log.error("cannot serve: %s", exc)
         return 1
     return 0
