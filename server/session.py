@@ -61,7 +61,7 @@ class Session:
     # ------------------------------------------------------------ life
 
     async def run(self) -> None:
-        """Serves the connection until it closes (websockets' handler for it)."""
+        """Serves the connection until it closes (the connection server's handler for it)."""
         app, ws = self.app, self.ws
         app.sessions.add(self)
         app.metrics.connections.inc()
