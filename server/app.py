@@ -11,15 +11,13 @@ import signal
 from collections.abc import Coroutine
 from typing import Any
 
-from websockets.asyncio.server import serve
-
 import engine
 import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.daily.deals import DailyDeals
 from server.daily.service import DailyRequests, DailyService
-from server.edge.connection import InboxConnection
+from server.edge.connection import InboxConnection, Limits, serve_connections
 from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
@@ -119,18 +117,13 @@ class App:
         # Races whose time ran out while no server was up are closed before anyone connects,
         # so that nobody is welcomed back into a race that is over.
         await self._reap(full=True)
-        async with serve(
-            self._handle,
-            cfg.host,
-            cfg.port,
-            compression=None,
+        limits = Limits(
             max_size=cfg.max_frame_bytes,
-            max_queue=16,
             write_limit=cfg.max_outbox_bytes * 2,
             ping_interval=cfg.ping_interval_s,
-            process_request=routes,
-            server_header=None,
-            create_connection=InboxConnection,
+        )
+        async with serve_connections(
+            self._handle, cfg.host, cfg.port, routes=routes, limits=limits
         ) as server:
             self.port = server.sockets[0].getsockname()[1] if server.sockets else cfg.port
             log.info(

@@ -1,33 +1,51 @@
-"""websockets' server connection, with each complete message put in an inbox as it arrives.
+"""WebSocket connections: websockets' Sans-I/O ServerProtocol, driven from our own
+asyncio protocol, with each complete message put in an inbox as it arrives.
 
-websockets' own path to a handler (a frame queue, a waiter future, `recv()` on a task)
-cost about a tenth of the server's CPU per move under load. Here the whole binary
-frames that clients send nearly always are cut out of the stream directly
-(`_take_frames`); websockets' Sans-I/O protocol still does the handshake, pings,
-closes, size limits and every other kind of frame. Either way each complete message
-goes to the inbox and wakes the session (server/edge/session.py) that handles it.
+websockets' ServerProtocol does the protocol (the handshake, pings, closes, size
+limits, every kind of frame); this module owns the socket: it feeds the protocol what
+arrives, writes what the protocol has to send, runs the HTTP routes, the keepalive
+pings and the timeouts, and hands each complete message to the inbox, which wakes the
+session (server/session.py) that handles it. Only websockets' public API is used.
+
+The whole, final, masked binary frames that clients send nearly always are cut out of
+the stream here (FrameCutter) instead of going through websockets' parser: to know
+where frames start, the cutter reads the header of every frame it passes on.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import http
+import logging
+import random
 import struct
 from collections import deque
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, cast
 
-from websockets.asyncio.server import ServerConnection
-from websockets.frames import BINARY, CONT, TEXT, Frame, apply_mask
-from websockets.protocol import OPEN, Protocol
-from websockets.streams import StreamReader
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Request, Response
+from websockets.protocol import State
+from websockets.server import ServerProtocol
+
+log = logging.getLogger(__name__)
 
 # The protocol already caps a whole message at max_size; this caps how many pieces it
 # may come in (empty fragments cost nothing to send but a list entry each to keep).
 MAX_FRAGMENTS = 256
 
+# Flow control: reading pauses while this many messages wait, resumes at the low mark.
+INBOX_HIGH = 16
+INBOX_LOW = 4
+
 _SHORT = struct.Struct("!BB")
 _MEDIUM = struct.Struct("!BBH")
 _LONG = struct.Struct("!BBQ")
 _FIN_BINARY = 0x82  # FIN bit and the binary opcode
+_DATA = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
 
 
 def binary_frame_header(length: int) -> bytes:
@@ -39,139 +57,195 @@ def binary_frame_header(length: int) -> bytes:
     return _LONG.pack(_FIN_BINARY, 127, length)
 
 
-_AT_EOF_CODE = StreamReader.at_eof.__code__
+def unmask(payload: bytes, mask: bytes) -> bytes:
+    """`payload` XOR the 4-byte `mask` repeated (RFC 6455 5.3), as one big-integer XOR."""
+    n = len(payload)
+    key = (mask * ((n >> 2) + 1))[:n]
+    return (int.from_bytes(payload) ^ int.from_bytes(key)).to_bytes(n)
 
 
-def parser_at_frame_boundary(protocol: Protocol) -> bool:
-    """Whether websockets' parser waits for the first byte of a frame. An empty buffer
-    alone does not say so: the parser consumes a frame's header before its payload has
-    arrived. It waits between frames in StreamReader.at_eof, at the end of its chain of
-    generators. If websockets' internals change, this says False: slower, not wrong."""
-    if protocol.reader.buffer:
-        return False
-    waiting: Any = protocol.parser
-    while (inner := getattr(waiting, "gi_yieldfrom", None)) is not None:
-        waiting = inner
-    return getattr(waiting, "gi_code", None) is _AT_EOF_CODE
+class FrameCutter:
+    """Splits what a client sends into the whole, final, masked binary frames it takes
+    itself (unmasked, to `take`) and everything else, passed on in order to `pass_on`
+    (which feeds websockets' ServerProtocol).
+
+    websockets parses each frame through a chain of generators (a few µs a frame); here
+    a frame costs a header check and the unmasking. To know where each frame starts, the
+    cutter finds the end of the HTTP request and then reads the header of every frame it
+    passes on, so it skips exactly that frame's bytes. It takes a frame only where
+    websockets' parser would read it as the same message: the connection open (as
+    `pass_on` and the caller say), not inside a fragmented message, the frame masked and
+    within `max_size` (a 64-bit length never is). Anything else (a control, text or
+    fragmented frame, an unmasked or oversized one, a partial one) is passed on.
+    """
+
+    def __init__(
+        self, pass_on: Callable[[bytes], bool], take: Callable[[bytes], None], max_size: int | None
+    ) -> None:
+        self._pass_on = pass_on  # returns whether the connection is (still) open
+        self._take = take
+        self._limit = max_size if max_size is not None else (1 << 16) - 1
+        self._in_request = True  # the HTTP request has not ended yet
+        self._tail = b""  # its last 3 bytes so far, to find its end across reads
+        self._left = 0  # bytes still to come of the frame being passed on
+        self._header = b""  # the start of a header passed on before the rest arrived
+        self._fragmented = False  # inside a fragmented message
+
+    def receive(self, data: bytes, is_open: bool) -> None:
+        """Cuts `data`, the next bytes from the client; `is_open`: the connection is open."""
+        if self._in_request:
+            end = self._request_end(data)
+            if end is None or end == len(data):
+                self._pass_on(data)
+                return
+            is_open = self._pass_on(data[:end])
+            data = data[end:]
+        off = start = 0  # next byte to read; first byte neither passed on nor taken
+        end = len(data)
+        while off < end:
+            left = self._left
+            if left:
+                if left >= end - off:
+                    self._left = left - (end - off)
+                    break
+                off += left
+                self._left = 0
+                continue
+            if is_open and not self._header and not self._fragmented and data[off] == _FIN_BINARY:
+                stop = self._whole_frame_end(data, off, end)
+                if stop:
+                    if start < off:  # what came before goes first, and may close the connection
+                        is_open = self._pass_on(data[start:off])
+                        start = off
+                    if is_open:
+                        head = off + (6 if data[off + 1] & 0x7F < 126 else 8)
+                        self._take(unmask(data[head:stop], data[head - 4 : head]))
+                        off = start = stop
+                        continue
+            off = self._skip_header(data, off, end)
+        if start < end:
+            self._pass_on(data[start:] if start else data)
+
+    def _request_end(self, data: bytes) -> int | None:
+        """Where the HTTP request ends in `data`, if it does: after its first empty line.
+        (websockets requires CRLF line ends and reads no body, so if it accepts the
+        request at all, the request ends exactly there.)"""
+        seen = self._tail + data
+        found = seen.find(b"\r\n\r\n")
+        if found < 0:
+            self._tail = seen[-3:]
+            return None
+        self._in_request = False
+        self._tail = b""
+        return found + 4 - (len(seen) - len(data))
+
+    def _whole_frame_end(self, data: bytes, off: int, end: int) -> int:
+        """The end of the frame starting at `off` (FIN and binary) if it is masked, within
+        the size limit and all in `data` up to `end`; else 0."""
+        if end - off < 6:
+            return 0
+        length = data[off + 1]
+        if length < 0x80:  # unmasked: a protocol error, for websockets to report
+            return 0
+        length &= 0x7F
+        head = off + 6
+        if length == 126:
+            if end - off < 8:
+                return 0
+            length = (data[off + 2] << 8) | data[off + 3]
+            head += 2
+        elif length == 127:
+            return 0
+        stop = head + length
+        return stop if length <= self._limit and stop <= end else 0
+
+    def _skip_header(self, data: bytes, off: int, end: int) -> int:
+        """Reads the header of a frame passed on, starting at `off` (or before this read, in
+        `_header`); returns where its payload starts, or `end` if the header goes on."""
+        known = self._header
+        header = known + data[off : off + 14]
+        if len(header) >= 2:
+            b0, b1 = header[0], header[1]
+            length = b1 & 0x7F
+            size = 2 + (4 if b1 & 0x80 else 0) + (2 if length == 126 else 8 if length == 127 else 0)
+            if len(header) >= size:
+                if length == 126:
+                    length = int.from_bytes(header[2:4])
+                elif length == 127:
+                    length = int.from_bytes(header[2:10])
+                opcode, fin = b0 & 0x0F, b0 & 0x80
+                if opcode in (1, 2):  # text, binary
+                    self._fragmented = not fin
+                elif opcode == 0 and fin:  # the last continuation
+                    self._fragmented = False
+                self._header = b""
+                self._left = length
+                return off + size - len(known)
+        self._header = header
+        return end
 
 
-# Flow control: reading pauses while this many messages wait, resumes at the low mark.
-INBOX_HIGH = 16
-INBOX_LOW = 4
+@dataclass(frozen=True)
+class Limits:
+    """Sizes and timeouts of every connection (the defaults are websockets' own)."""
+
+    max_size: int | None = 2**20  # a larger message closes with 1009
+    write_limit: int = 2**15  # high-water mark of the write buffer (low: a quarter)
+    ping_interval: float | None = 20.0  # keepalive pings; None: none
+    ping_timeout: float | None = 20.0  # a ping unanswered this long closes with 1011
+    open_timeout: float = 10.0  # from the connection to the end of the handshake
+    close_timeout: float = 10.0  # from the close frame to the end of TCP
 
 
-class InboxConnection(ServerConnection):
-    """A server connection whose data messages go to `inbox` instead of `recv()`.
+Routes = Callable[["InboxConnection", Request], Awaitable[Response | None]]
+Handler = Callable[["InboxConnection"], Awaitable[None]]
+
+
+class InboxConnection(asyncio.Protocol):
+    """One client connection, with its data messages in `inbox`.
 
     `inbox` holds bytes for binary messages and str for text messages (decoded
     leniently: the server refuses text anyway). `on_message` is called after each
-    message is queued; reading pauses while the inbox is full.
+    message is queued; reading pauses while the inbox is full. `protocol` is websockets'
+    ServerProtocol (its `state` says whether the connection is open); `transport` the
+    asyncio transport.
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    transport: asyncio.Transport
+
+    def __init__(self, server: ConnectionServer, *, take_frames: bool = True) -> None:
+        self.server = server
+        limits = server.limits
+        self.limits = limits
+        self.protocol = ServerProtocol(max_size=limits.max_size)
         self.inbox: deque[bytes | str] = deque()
         self.on_message: Callable[[], None] | None = None
+        self.request: Request | None = None
+        self.response: Response | None = None
+        self.latency = 0.0  # round trip of the last keepalive ping answered, seconds
+        self._loop = asyncio.get_running_loop()
+        self._request_rcvd: asyncio.Future[None] = self._loop.create_future()
+        self._lost: asyncio.Future[None] = self._loop.create_future()
         self._fragments: list[Frame] = []
         self._reading_paused = False
-        self._at_boundary = False  # set once websockets' parser is known to be between frames
+        self._writing_paused = False
+        self._drained: asyncio.Future[None] | None = None
+        self._pings: dict[bytes, tuple[asyncio.Future[float], float]] = {}
+        self._keepalive: asyncio.Task[None] | None = None
+        self._close_timer: asyncio.TimerHandle | None = None
+        self._cutter = (
+            FrameCutter(self._feed, self._enqueue, limits.max_size) if take_frames else None
+        )
 
-    def process_event(self, event: Any) -> None:
-        if not isinstance(event, Frame) or event.opcode not in (BINARY, TEXT, CONT):
-            super().process_event(event)  # the handshake, pings, pongs and closes
-            return
-        if not event.fin or self._fragments:
-            self._fragments.append(event)
-            if len(self._fragments) > MAX_FRAGMENTS:
-                self._fragments.clear()
-                self.protocol.fail(1009, f"more than {MAX_FRAGMENTS} fragments")
-                self.send_data()  # the close frame: data_received has already sent its data
-                return
-            if not event.fin:
-                return
-            first = self._fragments[0]
-            data = b"".join(f.data for f in self._fragments)
-            opcode = first.opcode
-            self._fragments.clear()
-        else:
-            data, opcode = bytes(event.data), event.opcode
-        self._enqueue(data.decode(errors="replace") if opcode is TEXT else data)
+    def __repr__(self) -> str:
+        return f"<InboxConnection {self.peer} {self.protocol.state.name}>"
 
-    def data_received(self, data: bytes) -> None:
-        protocol = self.protocol
-        if (
-            self._at_boundary
-            and protocol.state is OPEN
-            and protocol.current_size is None  # not inside a fragmented message
-            and not protocol.extensions
-        ):
-            data = self._take_frames(data, protocol.max_message_size)
-            if not data:
-                return
-        super().data_received(data)
-        self._at_boundary = parser_at_frame_boundary(self.protocol)
+    @property
+    def peer(self) -> str:
+        address = self.transport.get_extra_info("peername")
+        return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
 
-    def _take_frames(self, data: bytes, limit: int | None) -> bytes:
-        """Takes the whole, final, masked binary frames at the start of `data` (what a
-        client sends nearly always) and returns the rest for websockets' parser.
-
-        websockets parses each frame through a chain of generators (a few µs a frame);
-        here a frame costs a header check and the unmasking. Anything else (a control,
-        text or fragmented frame, an unmasked or oversized one, a partial frame) stops
-        the fast path at a frame boundary, where websockets' parser takes over from a
-        state identical to the one it would have reached itself.
-        """
-        off, end = 0, len(data)
-        while end - off >= 6:
-            if data[off] != _FIN_BINARY:
-                break
-            length = data[off + 1]
-            if length < 0x80:  # unmasked: a protocol error, for websockets to report
-                break
-            length &= 0x7F
-            head = off + 2
-            if length == 126:
-                if end - off < 8:
-                    break
-                length = (data[head] << 8) | data[head + 1]
-                head += 2
-            elif length == 127:
-                break
-            if limit is not None and length > limit:
-                break
-            stop = head + 4 + length
-            if stop > end:
-                break
-            message = apply_mask(data[head + 4 : stop], data[head : head + 4])
-            off = stop
-            self._enqueue(message)
-        return data[off:] if off else data
-
-    def _enqueue(self, message: bytes | str) -> None:
-        self.inbox.append(message)
-        if len(self.inbox) >= INBOX_HIGH and not self._reading_paused:
-            self._reading_paused = True
-            self.transport.pause_reading()
-        if self.on_message is not None:
-            self.on_message()
-
-    def write_binaries(self, messages: Iterable[bytes]) -> None:
-        """Sends each message as one binary frame, all in one write, if the connection is
-        open (else nothing).
-
-        Framed here rather than by the protocol object: a server's frames are unmasked and
-        we never fragment, so a frame is a header and the payload, and websockets'
-        general path (a Frame object and its serializer per message) was a twentieth of
-        the CPU of a move. Whole frames go to the transport in one write, so they never
-        interleave with the control frames that websockets writes itself.
-        """
-        if self.protocol.state is not OPEN:
-            return
-        parts: list[bytes] = []
-        for message in messages:
-            parts.append(binary_frame_header(len(message)))
-            parts.append(message)
-        self.transport.write(b"".join(parts))
+    # ------------------------------------------------------------ for the session
 
     def take(self) -> bytes | str | None:
         """The oldest message waiting, or None."""
@@ -182,3 +256,369 @@ class InboxConnection(ServerConnection):
             self._reading_paused = False
             self.transport.resume_reading()
         return inbox.popleft()
+
+    def write_binaries(self, messages: Iterable[bytes]) -> None:
+        """Sends each message as one binary frame, all in one write, if the connection is
+        open (else nothing).
+
+        Framed here rather than by the protocol object: a server's frames are unmasked and
+        we never fragment, so a frame is a header and the payload, and websockets'
+        general path (a Frame object and its serializer per message) was a twentieth of
+        the CPU of a move. Whole frames go to the transport in one write, so they never
+        interleave with the control frames that the protocol sends.
+        """
+        if self.protocol.state is not State.OPEN:
+            return
+        parts: list[bytes] = []
+        for message in messages:
+            parts.append(binary_frame_header(len(message)))
+            parts.append(message)
+        self.transport.write(b"".join(parts))
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        """Starts the closing handshake (if open) and waits until the TCP connection is
+        closed: by the client after the handshake, else aborted after close_timeout."""
+        if self.protocol.state is State.OPEN:
+            self.protocol.send_close(code, reason)
+            self._send_data()
+            await self._drain()
+        self._expect_close()
+        await self.wait_closed()
+
+    async def wait_closed(self) -> None:
+        """Returns once the TCP connection is closed."""
+        await asyncio.shield(self._lost)
+
+    # ------------------------------------------------------------ life
+
+    async def serve(self, routes: Routes, handler: Handler) -> None:
+        """The connection's whole life: the handshake (or an HTTP reply), then `handler`,
+        then the close. Never raises: an unexpected error aborts the connection."""
+        try:
+            try:
+                async with asyncio.timeout(self.limits.open_timeout):
+                    await self._handshake(routes)
+            except TimeoutError:
+                log.debug("connection %s: no handshake within %gs", self.peer,
+                          self.limits.open_timeout)  # fmt: skip
+            if self.protocol.state is not State.OPEN:
+                self.transport.abort()
+                return
+            self.server.connections.add(self)
+            if self.limits.ping_interval is not None:
+                self._keepalive = self._loop.create_task(self._keep_alive())
+            try:
+                await handler(self)
+            except Exception:
+                log.exception("connection %s: handler failed", self.peer)
+                await self.close(1011)
+            else:
+                await self.close(1000)
+            finally:
+                self.server.connections.discard(self)
+        except Exception:
+            log.exception("connection %s: failed", self.peer)
+            self.transport.abort()
+
+    async def _handshake(self, routes: Routes) -> None:
+        await asyncio.wait([self._request_rcvd, self._lost], return_when=asyncio.FIRST_COMPLETED)
+        request, protocol = self.request, self.protocol
+        if request is None:  # closed, or not a valid HTTP request (which has been answered)
+            return
+        try:
+            response = await routes(self, request)
+        except Exception as exc:
+            protocol.handshake_exc = exc
+            log.exception("connection %s: HTTP route for %s failed", self.peer, request.path)
+            response = protocol.reject(
+                http.HTTPStatus.INTERNAL_SERVER_ERROR,
+                "Failed to open a WebSocket connection.\nSee server log for more information.\n",
+            )
+        if response is None:
+            response = protocol.accept(request)  # 101, or 400/426 for a bad upgrade request
+        if response.status_code == http.HTTPStatus.SWITCHING_PROTOCOLS and (
+            not self.server.is_serving()
+        ):
+            response = protocol.reject(http.HTTPStatus.SERVICE_UNAVAILABLE,
+                                       "Server is shutting down.\n")  # fmt: skip
+        self.response = response
+        if protocol.state is not State.CONNECTING:  # the client left meanwhile
+            return
+        protocol.send_response(response)
+        self._send_data()
+        if protocol.close_expected():  # not a WebSocket: wait for the client to close TCP
+            self._expect_close()
+            await self.wait_closed()
+
+    async def _keep_alive(self) -> None:
+        """Pings every ping_interval; a ping unanswered for ping_timeout closes with 1011."""
+        limits = self.limits
+        assert limits.ping_interval is not None
+        latency = 0.0
+        try:
+            while True:
+                await asyncio.sleep(limits.ping_interval - latency)
+                if self.protocol.state is not State.OPEN:
+                    return  # closing: the close timer ends it
+                pong = await self._ping()
+                if limits.ping_timeout is None:
+                    continue
+                try:
+                    async with asyncio.timeout(limits.ping_timeout):
+                        latency = await pong
+                except TimeoutError:
+                    if self.protocol.state is State.OPEN:
+                        log.info("connection %s: keepalive ping unanswered for %gs; closed",
+                                 self.peer, limits.ping_timeout)  # fmt: skip
+                        self.protocol.fail(1011, "keepalive ping timeout")
+                        self._send_data()
+                    self._expect_close()
+                    return
+        except Exception:
+            log.exception("connection %s: keepalive failed", self.peer)
+
+    async def _ping(self) -> asyncio.Future[float]:
+        data = struct.pack("!I", random.getrandbits(32))
+        while data in self._pings:
+            data = struct.pack("!I", random.getrandbits(32))
+        pong: asyncio.Future[float] = self._loop.create_future()
+        self._pings[data] = (pong, self._loop.time())
+        self.protocol.send_ping(data)
+        self._send_data()
+        await self._drain()
+        return pong
+
+    def _pong(self, data: bytes) -> None:
+        """A pong answers its ping and every ping sent before it (RFC 6455 5.5.3)."""
+        if data not in self._pings:
+            return  # unsolicited
+        now = self._loop.time()
+        while self._pings:
+            key, (pong, sent) = next(iter(self._pings.items()))
+            del self._pings[key]
+            if not pong.done():
+                pong.set_result(now - sent)
+            if key == data:
+                self.latency = now - sent
+                return
+
+    def _expect_close(self) -> None:
+        """The TCP connection should close soon: abort it if it has not after close_timeout."""
+        if self._close_timer is None and not self._lost.done():
+            self._close_timer = self._loop.call_later(self.limits.close_timeout, self._abort)
+
+    def _abort(self) -> None:
+        if not self._lost.done():
+            log.debug("connection %s: not closed within %gs of its close; aborted", self.peer,
+                      self.limits.close_timeout)  # fmt: skip
+            self.transport.abort()
+
+    # ------------------------------------------------------------ receiving
+
+    def _feed(self, data: bytes) -> bool:
+        """Passes bytes to the protocol and handles what it makes of them; returns whether
+        the connection is open."""
+        protocol = self.protocol
+        protocol.receive_data(data)
+        events = protocol.events_received()
+        self._send_data()  # pongs, close frames, the end of the stream
+        if protocol.close_expected():
+            self._expect_close()
+        for event in events:
+            if isinstance(event, Frame):
+                self._frame(event)
+            elif isinstance(event, Request) and self.request is None:
+                self.request = event
+                self._request_rcvd.set_result(None)
+        return protocol.state is State.OPEN
+
+    def _frame(self, frame: Frame) -> None:
+        opcode = frame.opcode
+        if opcode not in _DATA:
+            if opcode is Opcode.PONG:
+                self._pong(bytes(frame.data))
+            return  # pings are answered, closes echoed, by the protocol
+        fragments = self._fragments
+        if not frame.fin or fragments:
+            fragments.append(frame)
+            if len(fragments) > MAX_FRAGMENTS:
+                fragments.clear()
+                self.protocol.fail(1009, f"more than {MAX_FRAGMENTS} fragments")
+                self._send_data()
+                self._expect_close()
+                return
+            if not frame.fin:
+                return
+            opcode = fragments[0].opcode
+            data = b"".join(f.data for f in fragments)
+            fragments.clear()
+        else:
+            data = bytes(frame.data)
+        self._enqueue(data.decode(errors="replace") if opcode is Opcode.TEXT else data)
+
+    def _enqueue(self, message: bytes | str) -> None:
+        self.inbox.append(message)
+        if len(self.inbox) >= INBOX_HIGH and not self._reading_paused:
+            self._reading_paused = True
+            self.transport.pause_reading()
+        if self.on_message is not None:
+            self.on_message()
+
+    def _send_data(self) -> None:
+        transport = self.transport
+        for data in self.protocol.data_to_send():
+            if data:
+                transport.write(data)
+            elif transport.can_write_eof():  # the protocol's end of stream: half-close
+                with contextlib.suppress(Exception):  # a socket that is already gone
+                    transport.write_eof()
+            else:
+                transport.close()
+
+    async def _drain(self) -> None:
+        """Waits while the write buffer is over its high-water mark (or until closed)."""
+        while self._writing_paused and not self._lost.done():
+            if self._drained is None:
+                self._drained = self._loop.create_future()
+            await asyncio.wait([self._drained, self._lost], return_when=asyncio.FIRST_COMPLETED)
+
+    # ------------------------------------------------------------ asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # A stream transport (uvloop's are not subclasses of asyncio.Transport).
+        transport = cast(asyncio.Transport, transport)
+        transport.set_write_buffer_limits(self.limits.write_limit)
+        self.transport = transport
+        self.server.started(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self._cutter is not None:
+            self._cutter.receive(data, self.protocol.state is State.OPEN)
+        else:
+            self._feed(data)
+
+    def eof_received(self) -> None:
+        self.protocol.receive_eof()
+        self._send_data()
+        # Returning None closes the transport: a WebSocket never writes after the client's EOF.
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.protocol.receive_eof()  # idempotent; the state becomes CLOSED
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+            self._keepalive = None
+        if self._close_timer is not None:
+            self._close_timer.cancel()
+            self._close_timer = None
+        for pong, _sent in self._pings.values():
+            pong.cancel()
+        self._pings.clear()
+        self._lost.set_result(None)
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._writing_paused = True
+
+    def resume_writing(self) -> None:
+        self._writing_paused = False
+        if self._drained is not None:
+            if not self._drained.done():
+                self._drained.set_result(None)
+            self._drained = None
+
+
+class ConnectionServer:
+    """Listens, and serves each connection: HTTP `routes` first (a response ends the
+    connection; None goes on to the WebSocket handshake), then `handler` for each open
+    WebSocket connection until the handler returns.
+
+    Use as `async with serve_connections(...) as server:`; `close()` stops listening
+    (and, unless told otherwise, closes open connections with 1001), `wait_closed()`
+    waits until every connection is done.
+    """
+
+    def __init__(self, handler: Handler, routes: Routes, host: str | None, port: int | None,
+                 limits: Limits, take_frames: bool = True) -> None:  # fmt: skip
+        self.handler = handler
+        self.routes = routes
+        self.host = host
+        self.port = port
+        self.limits = limits
+        self.take_frames = take_frames
+        self.connections: set[InboxConnection] = set()  # WebSocket connections past their handshake
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._server: asyncio.Server | None = None
+        self._closing: asyncio.Task[None] | None = None
+        self._closed = asyncio.Event()
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        factory = self._connection
+        self._server = await loop.create_server(factory, self.host, self.port)
+
+    def _connection(self) -> InboxConnection:
+        return InboxConnection(self, take_frames=self.take_frames)
+
+    def started(self, connection: InboxConnection) -> None:
+        """A connection was made: its life runs in a task of its own, tracked from here
+        on, so that closing the server cannot miss it."""
+        task = asyncio.get_running_loop().create_task(connection.serve(self.routes, self.handler))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @property
+    def sockets(self) -> tuple[Any, ...]:
+        return tuple(self._server.sockets) if self._server is not None else ()
+
+    def is_serving(self) -> bool:
+        return self._server is not None and self._server.is_serving()
+
+    def close(self, close_connections: bool = True) -> None:
+        """Stops listening (WebSocket handshakes not yet answered get 503); with
+        `close_connections`, closes the open connections with 1001. Idempotent."""
+        if self._closing is not None:
+            return
+        if self._server is not None:
+            self._server.close()
+        self._closing = asyncio.get_running_loop().create_task(self._close(close_connections))
+
+    async def _close(self, close_connections: bool) -> None:
+        if close_connections:
+            await asyncio.gather(*(c.close(1001) for c in list(self.connections)))
+        if self._server is not None:
+            await self._server.wait_closed()
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+        self._closed.set()
+
+    async def wait_closed(self) -> None:
+        """Waits until the server is closed (see close()) and every connection is done."""
+        await self._closed.wait()
+
+    async def __aenter__(self) -> ConnectionServer:
+        if self._server is None:
+            await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+        await self.wait_closed()
+
+
+def serve_connections(
+    handler: Handler,
+    host: str | None,
+    port: int | None,
+    *,
+    routes: Routes,
+    limits: Limits | None = None,
+    take_frames: bool = True,
+) -> ConnectionServer:
+    """A server for `async with`: it listens on entry and closes everything on exit."""
+    return ConnectionServer(handler, routes, host, port, limits or Limits(), take_frames)

@@ -7,10 +7,22 @@ import contextlib
 
 import msgspec
 from helpers import close_all, seat_race
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from server.connection import (
+    ConnectionServer,
+    FrameCutter,
+    InboxConnection,
+    Limits,
+    serve_connections,
+)
 from support.ws_client import Client
+from websockets.asyncio.client import connect
 from websockets.client import ClientProtocol
 from websockets.frames import Close, Frame, Opcode, apply_mask
+from websockets.http11 import Request
 from websockets.protocol import OPEN
+from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
 
@@ -244,3 +256,208 @@ async def test_an_unmasked_frame_from_a_client_closes_1002(server):
         assert len(c.messages) == 1  # the unmasked request was not served
     finally:
         await c.close()
+
+
+# ---------------------------------------------------------------- the frame cutter alone
+# FrameCutter (server/connection.py) takes whole masked binary frames itself and passes
+# everything else to websockets' ServerProtocol. Whatever the frames and wherever the
+# reads end, a ServerProtocol behind the cutter must end up where a ServerProtocol fed the
+# whole stream does: the same messages and control frames in the same order, the same
+# bytes sent back, the same state.
+
+MAX = 300  # max_size of both sides: some frames below are over it
+
+
+class Side:
+    """A ServerProtocol fed bytes, that accepts the handshake as soon as it has the
+    request, and what it made of them (messages whole, fragments joined)."""
+
+    def __init__(self) -> None:
+        self.server = ServerProtocol(max_size=MAX)
+        self.got: list[tuple[str, bytes]] = []
+        self.sent: list[bytes] = []  # after the handshake response
+        self.taken = 0
+        self._parts: list[Frame] = []
+
+    def feed(self, data: bytes) -> bool:
+        server = self.server
+        server.receive_data(data)
+        for event in server.events_received():
+            if isinstance(event, Request):
+                server.send_response(server.accept(event))
+                server.data_to_send()  # the response (its Date header may differ)
+            elif event.opcode in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
+                self._parts.append(event)
+                if event.fin:
+                    joined = b"".join(bytes(p.data) for p in self._parts)
+                    self.got.append((self._parts[0].opcode.name, joined))
+                    self._parts.clear()
+            else:
+                self.got.append((event.opcode.name, bytes(event.data)))
+        self.sent += server.data_to_send()
+        return server.state is OPEN
+
+    def take(self, message: bytes) -> None:
+        self.got.append(("BINARY", message))
+        self.taken += 1
+
+
+def handshake_request() -> bytes:
+    client = ClientProtocol(parse_uri("ws://127.0.0.1/ws"))
+    client.send_request(client.connect())
+    return b"".join(client.data_to_send())
+
+
+def raw_frame(first: int, payload: bytes, mask: bytes | None, wide: int = 0) -> bytes:
+    """A frame byte by byte: `first` is FIN, RSV and opcode; `wide` forces the 16-bit (2)
+    or 64-bit (8) length even for a short payload."""
+    n = len(payload)
+    if wide == 8 or n >= 1 << 16:
+        length = bytes([127]) + n.to_bytes(8, "big")
+    elif wide == 2 or n >= 126:
+        length = bytes([126]) + n.to_bytes(2, "big")
+    else:
+        length = bytes([n])
+    if mask is None:
+        return bytes([first]) + length + payload
+    body = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return bytes([first, length[0] | 0x80]) + length[1:] + mask + body
+
+
+def payload(size: int, seed: int) -> bytes:
+    return bytes((seed * 31 + i * 7) % 256 for i in range(size))
+
+
+masks = st.binary(min_size=4, max_size=4)
+sizes = st.integers(0, 140) | st.integers(290, 310)  # around 126 and around MAX
+frames = st.one_of(
+    st.tuples(st.just("binary"), sizes, masks),
+    st.tuples(st.just("binary16"), st.integers(0, 20), masks),  # a 16-bit length for 0-20 bytes
+    st.tuples(st.just("binary64"), st.integers(0, 20), masks),
+    st.tuples(st.just("text"), sizes, masks),
+    st.tuples(st.just("fragmented"), st.integers(1, 4), masks),
+    st.tuples(st.just("ping"), st.integers(0, 20), masks),
+    st.tuples(st.just("pong"), st.integers(0, 20), masks),
+    st.tuples(st.just("unmasked"), st.integers(0, 20), st.just(b"")),
+    st.tuples(st.just("close"), st.just(0), masks),
+)
+
+
+def frame_bytes(kind: str, size: int, mask: bytes, seed: int) -> bytes:
+    data = payload(size, seed)
+    if kind == "binary":
+        return raw_frame(0x82, data, mask)
+    if kind == "binary16":
+        return raw_frame(0x82, data, mask, wide=2)
+    if kind == "binary64":
+        return raw_frame(0x82, data, mask, wide=8)
+    if kind == "text":
+        return raw_frame(0x81, data, mask)
+    if kind == "fragmented":  # a binary message in `size` pieces, the last one final
+        pieces = [raw_frame(0x02 if i == 0 else 0x00, payload(9, seed + i), mask)
+                  for i in range(size)]  # fmt: skip
+        return b"".join(pieces) + raw_frame(0x80, payload(3, seed), mask)
+    if kind == "ping":
+        return raw_frame(0x89, data, mask)
+    if kind == "pong":
+        return raw_frame(0x8A, data, mask)
+    if kind == "unmasked":
+        return raw_frame(0x82, data, None)
+    return raw_frame(0x88, (1000).to_bytes(2, "big") + b"bye", mask)
+
+
+def run_both(request: bytes, frames: bytes, cuts: list[int]) -> tuple[Side, Side]:
+    """The reference is fed the request, accepts it, then gets every frame at once; the
+    cutter gets the request and the frames in one stream, in reads ending at `cuts`."""
+    reference = Side()
+    reference.feed(request)
+    reference.feed(frames)
+    stream = request + frames
+    cut = Side()
+    cutter = FrameCutter(cut.feed, cut.take, MAX)
+    start = 0
+    for end in [*sorted(set(cuts)), len(stream)]:
+        if end > start:
+            cutter.receive(stream[start:end], cut.server.state is OPEN)
+            start = end
+    return reference, cut
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(frames, max_size=12),
+    st.lists(st.floats(0, 1, exclude_max=True), max_size=10),
+)
+def test_the_cutter_leaves_the_protocol_where_the_whole_stream_would(chosen, cut_at):
+    request = handshake_request()
+    stream = b"".join(frame_bytes(k, n, m, i) for i, (k, n, m) in enumerate(chosen))
+    cuts = [int(x * (len(request) + len(stream))) for x in cut_at]
+    reference, cut = run_both(request, stream, cuts)
+    assert cut.got == reference.got
+    assert cut.sent == reference.sent
+    assert cut.server.state is reference.server.state
+
+
+def test_the_cutter_takes_whole_binary_frames_and_passes_the_rest_on():
+    """The comparison above holds trivially if everything is passed on: here whole
+    masked binary frames are taken, before and after frames that are passed on and
+    across reads that end inside a header, a mask or a payload."""
+    mask = b"\x82\x80\x00\x00"  # reads as the header of an empty binary frame
+    moves = [raw_frame(0x82, payload(40, i), mask) for i in range(3)]
+    ping = raw_frame(0x89, b"hi", mask)
+    long16 = raw_frame(0x82, payload(200, 9), mask)  # a 16-bit length, under MAX
+    text = raw_frame(0x81, b"text", mask)
+    request = handshake_request()
+    stream = moves[0] + ping + moves[1] + long16 + text + moves[2]
+    reference, cut = run_both(request, stream, [])
+    assert cut.got == reference.got and cut.taken == 4  # the three moves and the 200 bytes
+    assert [kind for kind, _ in cut.got] == ["BINARY", "PING", "BINARY", "BINARY", "TEXT",
+                                             "BINARY"]  # fmt: skip
+    # A frame that starts in one read and ends in another is passed on, and the cutter
+    # takes the next whole frame after it: a cut after its first 2 bytes, then after its
+    # mask, then inside its payload.
+    start = len(request) + len(stream) - len(text) - len(moves[2]) - len(long16)
+    reference, cut = run_both(request, stream, [start + 2, start + 8, start + 100])
+    assert cut.got == reference.got
+    assert cut.taken == 3  # the 200 bytes were passed on; the last move was taken
+    # Inside a fragmented message, a final binary frame is websockets' protocol error.
+    fragmented = raw_frame(0x02, b"ab", mask) + moves[0] + raw_frame(0x80, b"cd", mask)
+    reference, cut = run_both(request, fragmented, [])
+    assert cut.got == reference.got and cut.taken == 0
+    assert cut.server.state is not OPEN
+
+
+# ---------------------------------------------------------------- keepalive
+# A server of server/connection.py in this process, with pings far more often than the
+# real server's, and a handler that only waits for the connection to close.
+
+
+def quiet_server(limits: Limits) -> ConnectionServer:
+    async def handler(ws: InboxConnection) -> None:
+        await ws.wait_closed()
+
+    async def routes(ws: InboxConnection, request: Request) -> None:
+        return None
+
+    return serve_connections(handler, "127.0.0.1", 0, routes=routes, limits=limits)
+
+
+async def test_keepalive_closes_a_client_that_never_answers_pings_1011():
+    async with quiet_server(Limits(ping_interval=0.2, ping_timeout=2.0)) as server:
+        url = f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}/ws"
+        silent = await RawClient.connect(url)  # reads, never writes the pongs it owes
+        try:
+            async with connect(url, ping_interval=None) as answering:  # answers every ping
+                data = b""
+                while chunk := await asyncio.wait_for(silent.reader.read(65536), 30):
+                    data += chunk
+                silent.protocol.receive_data(data)
+                frames = silent.protocol.events_received()
+                assert frames and frames[0].opcode is Opcode.PING
+                close = Close.parse(frames[-1].data)
+                assert (close.code, close.reason) == (1011, "keepalive ping timeout")
+                # Pinged as often, the client that answers is still connected.
+                (kept,) = [c for c in server.connections if c.protocol.state is OPEN]
+                assert answering.state is OPEN and kept.latency > 0
+        finally:
+            await silent.close()

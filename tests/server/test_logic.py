@@ -9,11 +9,7 @@ import random
 import msgspec
 import pytest
 from redis.crc import key_slot
-from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
-from websockets.protocol import OPEN
-from websockets.server import ServerProtocol
-from websockets.uri import parse_uri
 
 import engine
 import protocol as p
@@ -21,7 +17,7 @@ from engine.solve.bot import choose_move
 from server.app import App
 from server.clock import Clock
 from server.config import Config
-from server.edge.connection import binary_frame_header, parser_at_frame_boundary
+from server.edge.connection import binary_frame_header
 from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.play.cache import LiveGames
 from server.play.game_machine import Applied, LiveGame, decide_move, decide_resign, timed_out
@@ -198,28 +194,6 @@ def test_a_write_stores_every_field_that_the_move_changed(game, resign_at):
         if decision.finished:
             break
     assert live.record.finished or live.record.moves >= 1
-
-
-def test_the_parser_is_seen_between_frames_only_when_it_is():
-    """server/edge/connection.py takes whole frames itself only while websockets' parser waits
-    between frames: true after the handshake and after a whole frame, false with a
-    partial frame in its buffer or with a header taken and the payload still to come."""
-    client = ClientProtocol(parse_uri("ws://127.0.0.1/ws"))
-    client.send_request(client.connect())
-    server = ServerProtocol()
-    server.receive_data(b"".join(client.data_to_send()))
-    server.send_response(server.accept(server.events_received()[0]))
-    client.receive_data(b"".join(server.data_to_send()))
-    assert server.state is OPEN and parser_at_frame_boundary(server)
-    client.send_binary(b"\x81\xa1t\xa3get")
-    frame = b"".join(client.data_to_send())
-    server.receive_data(frame[:1])  # kept in the buffer
-    assert not parser_at_frame_boundary(server)
-    server.receive_data(frame[1:2])  # the header is taken, the buffer is empty again
-    assert not server.reader.buffer and not parser_at_frame_boundary(server)
-    server.receive_data(frame[2:])
-    assert [f.data for f in server.events_received()] == [b"\x81\xa1t\xa3get"]
-    assert parser_at_frame_boundary(server)
 
 
 async def test_a_remembered_lobby_is_a_guess_only_while_it_cannot_have_expired(redis_url):
