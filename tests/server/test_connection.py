@@ -9,13 +9,6 @@ import msgspec
 from helpers import close_all, seat_race
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from server.connection import (
-    ConnectionServer,
-    FrameCutter,
-    InboxConnection,
-    Limits,
-    serve_connections,
-)
 from support.ws_client import Client
 from websockets.asyncio.client import connect
 from websockets.client import ClientProtocol
@@ -24,6 +17,14 @@ from websockets.http11 import Request
 from websockets.protocol import OPEN
 from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
+
+from server.edge.connection import (
+    ConnectionServer,
+    FrameCutter,
+    InboxConnection,
+    Limits,
+    serve_connections,
+)
 
 
 def mp(**fields: object) -> bytes:
@@ -259,7 +260,7 @@ async def test_an_unmasked_frame_from_a_client_closes_1002(server):
 
 
 # ---------------------------------------------------------------- the frame cutter alone
-# FrameCutter (server/connection.py) takes whole masked binary frames itself and passes
+# FrameCutter (server/edge/connection.py) takes whole masked binary frames itself and passes
 # everything else to websockets' ServerProtocol. Whatever the frames and wherever the
 # reads end, a ServerProtocol behind the cutter must end up where a ServerProtocol fed the
 # whole stream does: the same messages and control frames in the same order, the same
@@ -428,7 +429,7 @@ def test_the_cutter_takes_whole_binary_frames_and_passes_the_rest_on():
 
 
 # ---------------------------------------------------------------- keepalive
-# A server of server/connection.py in this process, with pings far more often than the
+# A server of server/edge/connection.py in this process, with pings far more often than the
 # real server's, and a handler that only waits for the connection to close.
 
 
