@@ -380,6 +380,12 @@ class Store:
         """Close the race, then drop it from the running index (where it was entered with
         `deadline_ms`) if the close went through (the race is at its closed version)."""
         code = change.race.code
+        if self.config.redis_cluster:
+            # The index and the race hash to different slots: one after the other.
+            status = await self.write_race(change)
+            if status is Status.APPLIED:
+                await self.unindex(code, deadline_ms)
+            return status
         unindex = Batch()
         unindex.expect(self.keys.race_meta(code), change.race.ver)
         unindex.command("ZREM", self.keys.running_index(), code)
