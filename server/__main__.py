@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from server import logs
 from server.config import Config
 from server.runner import serve
-from server.store.embedded import EmbeddedRedis
+from server.store.embedded import DataDirInUse, EmbeddedRedis
 
 log = logging.getLogger("server")
 
@@ -27,11 +27,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedded = EmbeddedRedis(data_dir=config.data_dir / "valkey")
         try:
             url = embedded.start()
+        except DataDirInUse as exc:
+            log.error("not starting: %s", exc)
+            return 1
         except Exception as exc:
             log.error("could not start the embedded Redis: %s", exc)
             return 1
     try:
-        return serve(config, url)
+        return serve(config, url, embedded)
     finally:
         if embedded is not None:
             embedded.stop()
