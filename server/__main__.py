@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.error("SOLITAIRE_REDIS_CLUSTER=1 needs REDIS_URL naming a node of the cluster")
         return 2
     if not url:
-        embedded = EmbeddedRedis(data_dir=config.data_dir / "valkey")
+        embedded = EmbeddedRedis(data_dir=config.data_dir / "valkey", fsync=config.store_fsync)
         try:
             url = embedded.start()
         except DataDirInUse as exc:

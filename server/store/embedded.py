@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 15.0
 LOCK_FILE = "solitaire-server.lock"
+FSYNC_POLICIES = ("always", "everysec")
 # A store that dies is started again, unless it has died this often within the window:
 # then something is wrong that a restart will not mend (a full disk, a corrupt file).
 MAX_RESTARTS = 5
@@ -61,11 +62,19 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 @dataclass
 class EmbeddedRedis:
-    """A valkey-server child process with append-only persistence in `data_dir`."""
+    """A valkey-server child process with append-only persistence in `data_dir`.
+
+    `fsync` is valkey's appendfsync: "always" writes and fsyncs the append-only file before
+    each reply, so an acknowledged write survives a power loss or a kernel crash; "everysec"
+    fsyncs about once a second, so such a crash can lose the last second or so of writes
+    (up to two while the disk is slow, when valkey also holds its writes back, so that a
+    crash of valkey alone can lose them too).
+    """
 
     data_dir: Path
     port: int = 0
     host: str = "127.0.0.1"
+    fsync: str = "always"
     extra_args: list[str] = field(default_factory=list)
     process: subprocess.Popen[bytes] | None = None
     restarts: int = field(default=0, init=False)  # times watch() started valkey again
@@ -76,6 +85,8 @@ class EmbeddedRedis:
         return f"redis://{self.host}:{self.port}/0"
 
     def start(self) -> str:
+        if self.fsync not in FSYNC_POLICIES:
+            raise ValueError(f"fsync must be one of {FSYNC_POLICIES}, not {self.fsync!r}")
         # valkey changes into --dir before opening its log file, so a relative path
         # (the default ./data) would be looked up twice over.
         self.data_dir = self.data_dir.resolve()
@@ -84,8 +95,8 @@ class EmbeddedRedis:
         try:
             if not self.port:
                 self.port = free_port(self.host)
-            log.info("starting embedded valkey-server on %s:%d (data in %s)",
-                     self.host, self.port, self.data_dir)  # fmt: skip
+            log.info("starting embedded valkey-server on %s:%d (data in %s, appendfsync %s)",
+                     self.host, self.port, self.data_dir, self.fsync)  # fmt: skip
             self._wait_for_previous()
             self._spawn()
             self._wait_ready()
@@ -106,7 +117,7 @@ class EmbeddedRedis:
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
             raise DataDirInUse(
@@ -129,10 +140,8 @@ class EmbeddedRedis:
             "--bind", self.host,
             "--port", str(self.port),
             "--dir", str(self.data_dir),
-            # Every acknowledged move must survive a crash of our server; the
-            # store itself is fsynced every second, the usual Redis trade-off.
             "--appendonly", "yes",
-            "--appendfsync", "everysec",
+            "--appendfsync", self.fsync,
             "--save", "",
             "--protected-mode", "yes",
             "--logfile", str(self.data_dir / "valkey.log"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -20,9 +21,11 @@ from server.store.embedded import MAX_RESTARTS, DataDirInUse, EmbeddedRedis
 HANG_S = 60.0  # only against hangs: every wait below ends long before when things work
 
 
-def embedded_server(data: Path) -> ServerProcess:
+def embedded_server(data: Path, **env: str) -> ServerProcess:
     """A server started as the README starts it: no REDIS_URL, its data in ./data."""
-    return ServerProcess(redis_url=None, namespace="sr", data_dir=data, default_data_dir=True)
+    return ServerProcess(
+        redis_url=None, namespace="sr", data_dir=data, default_data_dir=True, env=env
+    )
 
 
 def valkey_pid(data: Path) -> int:
@@ -32,6 +35,11 @@ def valkey_pid(data: Path) -> int:
 def parent_of(pid: int) -> int:
     with open(f"/proc/{pid}/stat", "rb") as f:
         return int(f.read().rsplit(b")", 1)[1].split()[1])
+
+
+def valkey_port(server: ServerProcess) -> int:
+    found = re.findall(r"starting embedded valkey-server on 127\.0\.0\.1:(\d+)", server.log_text())
+    return int(found[-1])
 
 
 async def new_valkey_pid(data: Path, old: int) -> int:
@@ -157,3 +165,16 @@ def test_the_data_dir_lock_names_its_holder_and_outlives_no_process(tmp_path):
     # Stopped, the directory is free again.
     with EmbeddedRedis(data_dir=tmp_path) as again:
         assert redis.Redis.from_url(again.url).ping()
+
+
+@pytest.mark.parametrize("setting", [None, "everysec", "always"])
+async def test_the_store_fsync_setting_reaches_the_embedded_store(tmp_path, setting):
+    env = {"SOLITAIRE_STORE_FSYNC": setting} if setting else {}
+    server = embedded_server(tmp_path / "data", **env).start()
+    try:
+        client = redis.Redis(port=valkey_port(server), decode_responses=True)
+        assert client.config_get("appendfsync") == {"appendfsync": setting or "always"}
+        assert client.config_get("appendonly") == {"appendonly": "yes"}
+        client.close()
+    finally:
+        server.stop()
