@@ -14,7 +14,9 @@ What it does (loopback only, bounded in time and connection count, stops by itse
   what the race server itself spent, so the ratio measured the bots as much as the
   servers;
 - the real `solitaire-server` runs beside it (REDIS_URL if set, else a valkey-server of the
-  bench's own in a temporary directory) with the per-connection rate limit lifted (the bots
+  bench's own in a temporary directory, started as the server starts its embedded store, with
+  `--store-fsync`'s appendfsync; `--store-fsync always,everysec` runs one server on a store of
+  each kind, every round playing both) with the per-connection rate limit lifted (the bots
   play as fast as replies come) and no background search for daily deals; N bots, each
   the only seat of its own race, play legal moves of Doublets computed with the engine
   from the deal (a bot that finishes a game creates and starts a new race; its first game
@@ -64,7 +66,8 @@ import engine  # noqa: E402
 from bench.lean_client import LeanClient  # noqa: E402
 from engine.solve.bot import choose_move  # noqa: E402
 from server.app import GC_YOUNG_THRESHOLD  # noqa: E402
-from server.store.embedded import EmbeddedRedis  # noqa: E402
+from server.config import DEFAULT  # noqa: E402
+from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis  # noqa: E402
 
 GAME = "doublets"
 enc = msgspec.msgpack.encode
@@ -378,6 +381,11 @@ def main() -> int:
                         help="warm-up seconds per run, from when every bot is ready")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--idle", type=int, default=5000, help="idle connections (default 5000)")
+    parser.add_argument("--store-fsync",
+                        help="appendfsync of the bench's own store, as the server's "
+                             "--store-fsync: always or everysec, or both comma-separated "
+                             "(a race server on each, in the same alternating rounds); "
+                             f"not with REDIS_URL (default {DEFAULT.store_fsync})")  # fmt: skip
     parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
@@ -386,8 +394,61 @@ def main() -> int:
     if not (1 <= args.players <= 2000 and 0 < args.seconds <= 60 and 0 <= args.idle <= 20000
             and 1 <= args.rounds <= 10):  # fmt: skip
         parser.error("players 1..2000, seconds up to 60, idle up to 20000, rounds 1..10")
+    if args.store_fsync is not None and os.environ.get("REDIS_URL"):
+        parser.error("--store-fsync sets the bench's own store: unset REDIS_URL to use it")
+    args.store_fsync = (args.store_fsync or DEFAULT.store_fsync).split(",")
+    if not set(args.store_fsync) <= set(FSYNC_POLICIES) or len(set(args.store_fsync)) != len(
+        args.store_fsync
+    ):
+        parser.error(f"--store-fsync: {' or '.join(FSYNC_POLICIES)}, or both comma-separated")
     raise_open_files(2 * args.idle + args.players + 1000)
     return asyncio.run(run(args))
+
+
+@dataclass
+class Target:
+    """One race server under test, with what its rounds measured."""
+
+    name: str
+    store: str  # what the store is, for the report
+    redis_url: str
+    namespace: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+    port: int
+    runs: list[Figures] = field(default_factory=list)
+    total: Load = field(default_factory=Load)
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+
+def start_race_server(tmp: Path, name: str, store: str, redis_url: str) -> Target:
+    port = free_port()
+    namespace = f"bench{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")}
+    env.update(
+        SOLITAIRE_NAMESPACE=namespace,
+        SOLITAIRE_DATA_DIR=str(tmp / f"data-{port}"),
+        SOLITAIRE_RATE="1000000",
+        SOLITAIRE_BURST="1000000",
+        SOLITAIRE_LOG_LEVEL="INFO",
+        # A fresh namespace has no daily deals yet: their background search (solver
+        # processes, tens of seconds of CPU) would run during the rounds. It is not part
+        # of this load, and a server that has been up a day has long finished it.
+        SOLITAIRE_DAILY_PREPARE_AHEAD="0",
+        REDIS_URL=redis_url,
+    )
+    exe = Path(sys.executable).with_name("solitaire-server")
+    log = tmp / f"server-{port}.log"
+    proc = subprocess.Popen(
+        [str(exe), "--port", str(port)],
+        env=env,
+        stdout=open(log, "wb"),  # noqa: SIM115
+        stderr=subprocess.STDOUT,
+    )
+    return Target(name, store, redis_url, namespace, proc, log, port)
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -405,8 +466,8 @@ async def run(args: argparse.Namespace) -> int:
     procs: list[subprocess.Popen[bytes]] = []
     stoppers: list = []
     try:
-        # The echo baseline and the race server run side by side; the rounds alternate
-        # between them, so that a change in the machine's load hits both alike.
+        # The echo baseline and the race servers run side by side; the rounds alternate
+        # between them, so that a change in the machine's load hits all alike.
         echo_port = free_port()
         echo = subprocess.Popen(
             [sys.executable, __file__, "--serve-echo", str(echo_port)],
@@ -414,96 +475,103 @@ async def run(args: argparse.Namespace) -> int:
             stderr=subprocess.DEVNULL,
         )
         procs.append(echo)
+        targets: list[Target] = []
         redis_url = os.environ.get("REDIS_URL")
-        redis_desc = redis_url or "embedded valkey-server"
-        if not redis_url:
-            embedded = EmbeddedRedis(data_dir=tmp / "valkey")
-            redis_url = embedded.start()
+        if redis_url:
+            targets.append(start_race_server(tmp, "solitaire-server", redis_url, redis_url))
+        for fsync in [] if redis_url else args.store_fsync:
+            # The store the server starts by itself, as it starts it (server/store/embedded.py),
+            # on the same disk as the server's default ./data would be.
+            embedded = EmbeddedRedis(data_dir=tmp / f"valkey-{fsync}", fsync=fsync)
+            url = embedded.start()
             stoppers.append(embedded.stop)
-        port = free_port()
-        namespace = f"bench{uuid.uuid4().hex[:8]}"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")}
-        env.update(
-            SOLITAIRE_NAMESPACE=namespace,
-            SOLITAIRE_DATA_DIR=str(tmp / "data"),
-            SOLITAIRE_RATE="1000000",
-            SOLITAIRE_BURST="1000000",
-            SOLITAIRE_LOG_LEVEL="INFO",
-            # A fresh namespace has no daily deals yet: their background search (solver
-            # processes, tens of seconds of CPU) would run during the rounds. It is not part
-            # of this load, and a server that has been up a day has long finished it.
-            SOLITAIRE_DAILY_PREPARE_AHEAD="0",
-            REDIS_URL=redis_url,
-        )
-        exe = Path(sys.executable).with_name("solitaire-server")
-        server = subprocess.Popen(
-            [str(exe), "--port", str(port)],
-            env=env,
-            stdout=open(tmp / "server.log", "wb"),  # noqa: SIM115
-            stderr=subprocess.STDOUT,
-        )
-        procs.append(server)
+            name = "solitaire-server" + (f" ({fsync})" if len(args.store_fsync) > 1 else "")
+            store = f"embedded valkey-server, appendfsync {fsync}"
+            targets.append(start_race_server(tmp, name, store, url))
+        procs += [t.proc for t in targets]
         wait_port(echo_port)
-        wait_port(port)
-        echo_url, url = f"ws://127.0.0.1:{echo_port}/", f"ws://127.0.0.1:{port}/ws"
+        for t in targets:
+            wait_port(t.port)
+        echo_url = f"ws://127.0.0.1:{echo_port}/"
 
         echo_runs: list[Figures] = []
-        server_runs: list[Figures] = []
-        total = Load()
         for r in range(args.rounds):
             load, secs, cpu = await drive(echo_bot, echo_url, args.players, args.seconds,
                                           args.warmup, seqs, echo.pid)  # fmt: skip
             echo_runs.append(summarise(f"echo, round {r + 1}", load, secs, cpu))
-            load, secs, cpu = await drive(race_bot, url, args.players, args.seconds,
-                                          args.warmup, seqs, server.pid)  # fmt: skip
-            server_runs.append(summarise(f"solitaire-server, round {r + 1}", load, secs, cpu))
-            total.acked_by_gid.update(load.acked_by_gid)
-            total.races += load.races
-            total.errors += load.errors
-        stored = await stored_moves(redis_url, namespace, total)
+            for t in targets:
+                load, secs, cpu = await drive(race_bot, t.url, args.players, args.seconds,
+                                              args.warmup, seqs, t.proc.pid)  # fmt: skip
+                t.runs.append(summarise(f"{t.name}, round {r + 1}", load, secs, cpu))
+                t.total.acked_by_gid.update(load.acked_by_gid)
+                t.total.races += load.races
+                t.total.errors += load.errors
+        stored = [await stored_moves(t.redis_url, t.namespace, t.total) for t in targets]
         echo_f = median_of("echo (websockets+msgpack)", echo_runs)
-        server_f = median_of("solitaire-server", server_runs)
+        medians = [median_of(t.name, t.runs) for t in targets]
         if args.idle:
             echo_f.idle_kb = await idle_connections(echo_url, args.idle, echo.pid, hello=False)
-            server_f.idle_kb = await idle_connections(url, args.idle, server.pid, hello=True)
-        echo.send_signal(signal.SIGTERM)
-        server.send_signal(signal.SIGTERM)
+            # Memory per connection does not depend on the store: the first server only.
+            medians[0].idle_kb = await idle_connections(
+                targets[0].url, args.idle, targets[0].proc.pid, hello=True
+            )
+        for p in (echo, *(t.proc for t in targets)):
+            p.send_signal(signal.SIGTERM)
         # Waited for in threads: our event loop must keep answering closing handshakes.
         await asyncio.to_thread(echo.wait, 10)
-        try:
-            await asyncio.to_thread(server.wait, 60)
-        except subprocess.TimeoutExpired:
-            print("  the server did not stop within 60 s of SIGTERM; its log ends:")
-            print("\n".join((tmp / "server.log").read_text().splitlines()[-15:]))
-            raise
-        commit = [line for line in (tmp / "server.log").read_text().splitlines()
-                  if "group commit:" in line]  # fmt: skip
-        await drop_namespace(redis_url, namespace)
+        for t in targets:
+            try:
+                await asyncio.to_thread(t.proc.wait, 60)
+            except subprocess.TimeoutExpired:
+                print("  the server did not stop within 60 s of SIGTERM; its log ends:")
+                print("\n".join(t.log.read_text().splitlines()[-15:]))
+                raise
+            await drop_namespace(t.redis_url, t.namespace)
 
-        print(f"  store: {redis_desc}; race server rate limit lifted for the bots")
-        print(f"  {'':32}{'moves/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'server CPU':>12}"
+        stores = "; ".join((f"{t.name}: " if len(targets) > 1 else "") + t.store for t in targets)
+        print(f"  store: {stores}; race server rate limit lifted for the bots")
+        print(f"  {'':36}{'moves/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'server CPU':>12}"
               f"{'bots CPU':>10}{'KB/idle conn':>14}")  # fmt: skip
-        print(f"  {'':32}{'':>9}{'':>9}{'':>9}{'us/move':>12}{'us/move':>10}")
-        for f in [*echo_runs, *server_runs, echo_f, server_f]:
+        print(f"  {'':36}{'':>9}{'':>9}{'':>9}{'us/move':>12}{'us/move':>10}")
+        rows = [*echo_runs, *(f for t in targets for f in t.runs), echo_f, *medians]
+        for f in rows:
             idle = f"{f.idle_kb:14.1f}" if f.idle_kb else ""
-            print(f"  {f.name:32}{f.rate:9.0f}{f.p50_ms:9.2f}{f.p99_ms:9.2f}{f.cpu_us:12.1f}"
+            print(f"  {f.name:36}{f.rate:9.0f}{f.p50_ms:9.2f}{f.p99_ms:9.2f}{f.cpu_us:12.1f}"
                   f"{f.client_cpu_us:10.1f}{idle}")  # fmt: skip
-        per_round = ", ".join(
-            f"{s.rate / e.rate:.2f}" for e, s in zip(echo_runs, server_runs, strict=True)
-        )
-        print(f"  ratio server/echo (medians): throughput {server_f.rate / echo_f.rate:.2f} "
-              f"(target >= 0.50; by round {per_round}), "
-              f"p99 {server_f.p99_ms / echo_f.p99_ms:.2f} (target <= 3), "
-              f"server CPU per move {server_f.cpu_us / echo_f.cpu_us:.1f}x")  # fmt: skip
-        if commit:
-            print("  server's " + commit[-1].split("server.store.store: ", 1)[-1])
-        print(f"  races played: {total.races}; errors: {total.errors}; "
-              f"acknowledged moves found in the store: {stored[0]} of {stored[1]}")  # fmt: skip
+        for t, server_f in zip(targets, medians, strict=True):
+            per_round = ", ".join(
+                f"{s.rate / e.rate:.2f}" for e, s in zip(echo_runs, t.runs, strict=True)
+            )
+            label = f" ({t.name})" if len(targets) > 1 else ""
+            print(f"  ratio server/echo{label} (medians): throughput "
+                  f"{server_f.rate / echo_f.rate:.2f} (target >= 0.50; by round {per_round}), "
+                  f"p99 {server_f.p99_ms / echo_f.p99_ms:.2f} (target <= 3), "
+                  f"server CPU per move {server_f.cpu_us / echo_f.cpu_us:.1f}x")  # fmt: skip
+        if len(targets) == 2:
+            (a, b), (fa, fb) = targets, medians
+            per_round = ", ".join(
+                f"{x.rate / y.rate:.2f}" for x, y in zip(a.runs, b.runs, strict=True)
+            )
+            print(f"  ratio {a.name} / {b.name} (medians): throughput {fa.rate / fb.rate:.2f} "
+                  f"(by round {per_round}), p50 {fa.p50_ms / fb.p50_ms:.2f}, "
+                  f"p99 {fa.p99_ms / fb.p99_ms:.2f}, "
+                  f"server CPU per move {fa.cpu_us / fb.cpu_us:.2f}")  # fmt: skip
+        ok = True
+        for t, (found, acked) in zip(targets, stored, strict=True):
+            commit = [line for line in t.log.read_text().splitlines()
+                      if "group commit:" in line]  # fmt: skip
+            label = f"{t.name}: " if len(targets) > 1 else ""
+            if commit:
+                print(f"  {label}server's " + commit[-1].split("server.store.store: ", 1)[-1])
+            print(f"  {label}races played: {t.total.races}; errors: {t.total.errors}; "
+                  f"acknowledged moves found in the store: {found} of {acked}")  # fmt: skip
+            ok = ok and found == acked and t.total.errors == 0
         if args.idle:
+            server_f = medians[0]
             idle_ok = "under" if server_f.idle_kb < 25 else "OVER"
             print(f"  {args.idle} idle players: {server_f.idle_kb:.1f} KB each "
                   f"({idle_ok} the 25 KB target; echo server {echo_f.idle_kb:.1f} KB)")  # fmt: skip
-        return 0 if stored[0] == stored[1] and total.errors == 0 else 1
+        return 0 if ok else 1
     finally:
         for p in procs:
             if p.poll() is None:

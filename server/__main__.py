@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from server import logs
 from server.config import Config
 from server.runner import serve
-from server.store.embedded import EmbeddedRedis
+from server.store.embedded import DataDirInUse, EmbeddedRedis
 
 log = logging.getLogger("server")
 
@@ -24,14 +24,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.error("SOLITAIRE_REDIS_CLUSTER=1 needs REDIS_URL naming a node of the cluster")
         return 2
     if not url:
-        embedded = EmbeddedRedis(data_dir=config.data_dir / "valkey")
+        embedded = EmbeddedRedis(data_dir=config.data_dir / "valkey", fsync=config.store_fsync)
         try:
             url = embedded.start()
+        except DataDirInUse as exc:
+            log.error("not starting: %s", exc)
+            return 1
         except Exception as exc:
             log.error("could not start the embedded Redis: %s", exc)
             return 1
     try:
-        return serve(config, url)
+        return serve(config, url, embedded)
     finally:
         if embedded is not None:
             embedded.stop()

@@ -25,6 +25,9 @@ class Config:
     redis_url: str | None = None  # None: start the embedded valkey-server in data_dir
     redis_cluster: bool = False
     data_dir: Path = Path("./data")
+    # The embedded store's appendfsync: "always" (fsync before each reply, so an
+    # acknowledged move survives a power loss) or "everysec" (up to a second lost to one).
+    store_fsync: str = "always"
     secret: str | None = None  # None: generated on first start, kept in the store
     namespace: str = "sr"
     log_level: str = "INFO"
@@ -162,6 +165,12 @@ def _fmt(raw: str) -> str:
     return raw
 
 
+def _fsync(raw: str) -> str:
+    if raw not in ("always", "everysec"):
+        raise argparse.ArgumentTypeError(f"store fsync must be always or everysec, not {raw!r}")
+    return raw
+
+
 def _event_loop(raw: str) -> str:
     if raw not in ("uvloop", "asyncio"):
         raise argparse.ArgumentTypeError(f"event loop must be uvloop or asyncio, not {raw!r}")
@@ -204,6 +213,11 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                       "1 if the Redis URL names a node of a Redis Cluster (default 0)"),
     "data_dir": ("--data-dir", "SOLITAIRE_DATA_DIR", Path,
                  "directory for the embedded Redis's data (default ./data)"),
+    "store_fsync": ("--store-fsync", "SOLITAIRE_STORE_FSYNC", _fsync,
+                    "the embedded Redis's fsync of its append-only file: always (before each "
+                    "reply: acknowledged moves survive a power loss) or everysec (a power loss "
+                    "can take the last second of them); unused with a Redis URL "
+                    "(default always)"),
     "secret": ("--secret", "SOLITAIRE_SECRET", str,
                "server secret for daily seeds (default: generated once, kept in the store)"),
     "namespace": ("--namespace", "SOLITAIRE_NAMESPACE", _namespace,

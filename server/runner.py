@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import signal
 from collections.abc import Callable
 
 from server.config import Config
+from server.store.embedded import EmbeddedRedis
 from server.store.errors import STORE_ERRORS
 
 log = logging.getLogger("server")
@@ -24,16 +28,44 @@ def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
     return None  # asyncio's default
 
 
-def serve(config: Config, redis_url: str) -> int:
-    """Serves until SIGTERM or SIGINT; the process's exit code."""
-    from server.app import App  # imported late so that --help stays fast
+def serve(config: Config, redis_url: str, embedded: EmbeddedRedis | None = None) -> int:
+    """Serves until SIGTERM or SIGINT; the process's exit code.
+
+    With `embedded`, the store this process started is watched meanwhile and started again
+    when it dies; if it keeps dying, the server stops as on SIGTERM and exits with 1, so
+    that whatever supervises it can act."""
+    gave_up = False
+
+    def give_up() -> None:
+        nonlocal gave_up
+        gave_up = True
+        log.error("stopping: the embedded store cannot be kept running")
+        os.kill(os.getpid(), signal.SIGTERM)  # the shutdown App.run does on SIGTERM
 
     try:
         with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
-            runner.run(App(config, redis_url).run())
+            runner.run(_run(config, redis_url, embedded, give_up))
     except KeyboardInterrupt:
         pass
     except STORE_ERRORS as exc:
         log.error("cannot serve: %s", exc)
         return 1
-    return 0
+    return 1 if gave_up else 0
+
+
+async def _run(
+    config: Config, redis_url: str, embedded: EmbeddedRedis | None, give_up: Callable[[], None]
+) -> None:
+    from server.app import App  # imported late so that --help stays fast
+
+    app = App(config, redis_url)
+    if embedded is None:
+        await app.run()
+        return
+    watcher = asyncio.create_task(embedded.watch(give_up), name="embedded-store")
+    try:
+        await app.run()
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
