@@ -386,6 +386,10 @@ def main() -> int:
                              "--store-fsync: always or everysec, or both comma-separated "
                              "(a race server on each, in the same alternating rounds); "
                              f"not with REDIS_URL (default {DEFAULT.store_fsync})")  # fmt: skip
+    parser.add_argument("--baseline-server", type=Path, metavar="EXE",
+                        help="another solitaire-server executable (e.g. an earlier version's, "
+                             "from its own checkout and venv) run on the same store in the same "
+                             "alternating rounds, and compared with this one")  # fmt: skip
     parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
@@ -401,6 +405,10 @@ def main() -> int:
         args.store_fsync
     ):
         parser.error(f"--store-fsync: {' or '.join(FSYNC_POLICIES)}, or both comma-separated")
+    if args.baseline_server is not None and not args.baseline_server.is_file():
+        parser.error(f"--baseline-server: no such executable {args.baseline_server}")
+    if args.baseline_server is not None and len(args.store_fsync) > 1:
+        parser.error("--baseline-server compares on one store: give one --store-fsync")
     raise_open_files(2 * args.idle + args.players + 1000)
     return asyncio.run(run(args))
 
@@ -424,7 +432,9 @@ class Target:
         return f"ws://127.0.0.1:{self.port}/ws"
 
 
-def start_race_server(tmp: Path, name: str, store: str, redis_url: str) -> Target:
+def start_race_server(
+    tmp: Path, name: str, store: str, redis_url: str, exe: Path | None = None
+) -> Target:
     port = free_port()
     namespace = f"bench{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")}
@@ -440,7 +450,7 @@ def start_race_server(tmp: Path, name: str, store: str, redis_url: str) -> Targe
         SOLITAIRE_DAILY_PREPARE_AHEAD="0",
         REDIS_URL=redis_url,
     )
-    exe = Path(sys.executable).with_name("solitaire-server")
+    exe = exe or Path(sys.executable).with_name("solitaire-server")
     log = tmp / f"server-{port}.log"
     proc = subprocess.Popen(
         [str(exe), "--port", str(port)],
@@ -488,6 +498,12 @@ async def run(args: argparse.Namespace) -> int:
             name = "solitaire-server" + (f" ({fsync})" if len(args.store_fsync) > 1 else "")
             store = f"embedded valkey-server, appendfsync {fsync}"
             targets.append(start_race_server(tmp, name, store, url))
+        if args.baseline_server is not None:
+            first = targets[0]
+            targets.append(
+                start_race_server(tmp, "baseline server", first.store, first.redis_url,
+                                  args.baseline_server)
+            )  # fmt: skip
         procs += [t.proc for t in targets]
         wait_port(echo_port)
         for t in targets:
