@@ -1,0 +1,114 @@
+"""Data stored by the version before records had versions keeps working after an upgrade.
+
+The records below are written by hand in the earlier layout (commit 4f59b53): game hashes
+without `ver`, a running race with its `gver`, as that version's scripts left them. A
+server of this version must then serve them: list them on hello, take moves and a
+resignation on them, and close the race with the right result.
+"""
+
+from __future__ import annotations
+
+import time
+
+import redis.asyncio as aioredis
+from support.ws_client import Client
+
+import engine
+from server.store.keys import Keys, practice_gid, race_gid
+
+CODE = "UPGR4D"
+
+
+def old_game_hash(gid: str, kind: str, game: str, seed: int, player: str, name: str,
+                  started_ms: int, **extra: str) -> dict[str, str]:  # fmt: skip
+    """A game's hash as the earlier version wrote it (every field but `ver`)."""
+    dealt = engine.new_game(game, seed)
+    fields = {
+        "gid": gid, "kind": kind, "game": game, "seed": str(seed), "player": player,
+        "name": name, "race": "", "date": "", "started_at_ms": str(started_ms),
+        "ends_at_ms": "0", "finished": "0", "finished_at_ms": "0", "finished_at_us": "0",
+        "resigned": "0", "timed_out": "0", "score": str(dealt.score),
+        "moves": str(dealt.moves), "won": "0", "over": "0",
+    }  # fmt: skip
+    fields.update(extra)
+    return fields
+
+
+async def test_a_race_and_a_practice_game_stored_before_versions_still_play(
+    server, redis_url, redis_namespace
+):
+    keys = Keys(redis_namespace)
+    ann, bob = await Client.connect(server.ws_url), await Client.connect(server.ws_url)
+    r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        a = await ann.hello("ann")
+        b = await bob.hello("bob")
+        pa, pb = a["player"], b["player"]
+        started = int(time.time() * 1000) - 60_000  # an untimed race, a minute old
+        # The race as START_RACE of the earlier version left it, both seats dealt, and one
+        # move of ann's already stored (its move list, and `gver` bumped by the write).
+        game, seed = "quatorze", 7
+        first = engine.new_game(game, seed)
+        move = sorted(first.legal_moves())[0]
+        first.play(move)
+        await r.hset(keys.race_meta(CODE), mapping={
+            "code": CODE, "game": game, "seed": str(seed), "host": pa, "max_players": "8",
+            "time_limit_s": "0", "status": "running", "created_ms": str(started - 1000),
+            "starts_at_ms": str(started), "ends_at_ms": "0", "ver": "2", "gver": "1",
+        })  # fmt: skip
+        await r.rpush(keys.race_seats(CODE), f"{pa}\tann", f"{pb}\tbob")
+        for player, name in ((pa, "ann"), (pb, "bob")):
+            gid = race_gid(CODE, player)
+            fields = old_game_hash(gid, "race", game, seed, player, name, started, race=CODE)
+            if player == pa:
+                fields.update(score=str(first.score), moves=str(first.moves))
+                await r.rpush(keys.game(gid).moves, move)
+            await r.hset(keys.game(gid).meta, mapping=fields)
+            await r.sadd(keys.player_games(player), gid)
+        await r.zadd(keys.running_index(), {CODE: started + 24 * 3600 * 1000})
+        # A practice game of ann's, two moves in.
+        pgid = practice_gid("bakers_game", "0ld0", pa)
+        practice = engine.new_game("bakers_game", 11)
+        played = []
+        for _ in range(2):
+            m = sorted(practice.legal_moves())[0]
+            practice.play(m)
+            played.append(m)
+        await r.hset(keys.game(pgid).meta, mapping=old_game_hash(
+            pgid, "practice", "bakers_game", 11, pa, "ann", started,
+            score=str(practice.score), moves=str(practice.moves),
+        ))  # fmt: skip
+        await r.rpush(keys.game(pgid).moves, *played)
+        await r.sadd(keys.player_games(pa), pgid)
+
+        # ann comes back: both games are listed, as they stand.
+        again = await Client.connect(server.ws_url)
+        welcome = await again.hello("ann", token=a["token"])
+        active = {s["gid"]: s for s in welcome["active"]}
+        assert active[race_gid(CODE, pa)]["n"] == 1
+        assert active[pgid]["n"] == 2 and active[pgid]["seed"] == 11
+        await ann.close()
+        ann = again
+
+        # Moves and an undo on the old records go through, checked against version 0.
+        second = sorted(first.legal_moves())[0]
+        state = await ann.request({"t": "move", "gid": race_gid(CODE, pa), "n": 1, "m": second})
+        assert state["t"] == "state" and state["n"] == 2, state
+        undone = await ann.request({"t": "undo", "gid": pgid})
+        assert undone["t"] == "state" and undone["n"] == 1, undone
+        assert await r.llen(keys.game(pgid).moves) == 1
+
+        # Both resign: the race closes once, with both seats ranked.
+        for c, player in ((ann, pa), (bob, pb)):
+            final = await c.request({"t": "resign", "gid": race_gid(CODE, player)})
+            assert final["t"] == "state" and final["finished"], final
+        result = await bob.next("result", race=CODE)
+        rows = {s["player"]: s for s in result["standings"]}
+        assert set(rows) == {pa, pb}
+        first.play(second)
+        assert rows[pa]["score"] == first.score and rows[pa]["moves"] == first.moves
+        assert await r.hget(keys.race_meta(CODE), "status") == "done"
+    finally:
+        await ann.close()
+        await bob.close()
+        await r.aclose()
