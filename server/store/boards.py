@@ -35,6 +35,7 @@ from typing import Any
 import msgspec
 
 from protocol.messages import Entry
+from server.store import scripts
 from server.store.keys import Keys
 
 SCORE_BITS = 6
@@ -105,56 +106,6 @@ class Board(msgspec.Struct, omit_defaults=True):
     me: Entry | None = None
 
 
-# Records a day's result once: a second result of the same player for the same day changes
-# nothing (returns 0), so callers may retry freely. Returns the finishing sequence number.
-_RECORD_DAY = """
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 0 end
-local seq = redis.call('HLEN', KEYS[2]) + 1
-local prefix = string.format('%010d', seq)
-redis.call('HSET', KEYS[2], ARGV[1], prefix .. ARGV[3])
-redis.call('ZADD', KEYS[1], ARGV[2], prefix .. ':' .. ARGV[1])
-return seq
-"""
-
-# One window of a board and the asker's own row, in one round trip and one consistent snapshot.
-# KEYS: board zset, rows hash (player -> SEQ + JSON). ARGV: limit, asker ('' for none),
-# around_me ('1'/'0'). Returns {total, start, first_rank, me_rank, me_row, members_scores, rows}.
-_WINDOW = """
-local total = redis.call('ZCARD', KEYS[1])
-local limit = tonumber(ARGV[1])
-local me_idx, me_rank, me_row = -1, 0, ''
-if ARGV[2] ~= '' then
-  local v = redis.call('HGET', KEYS[2], ARGV[2])
-  if v then
-    local member = string.sub(v, 1, 10) .. ':' .. ARGV[2]
-    local r = redis.call('ZRANK', KEYS[1], member)
-    if r then
-      me_idx = r
-      local sc = redis.call('ZSCORE', KEYS[1], member)
-      me_rank = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. sc) + 1
-      me_row = v
-    end
-  end
-end
-local start = 0
-if ARGV[3] == '1' and me_idx >= 0 then
-  start = me_idx - math.floor((limit - 1) / 2)
-  if start + limit > total then start = total - limit end
-  if start < 0 then start = 0 end
-end
-local ms = redis.call('ZRANGE', KEYS[1], start, start + limit - 1, 'WITHSCORES')
-local first_rank = 1
-if #ms > 0 and start > 0 then
-  first_rank = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ms[2]) + 1
-end
-local rows = {}
-for i = 1, #ms, 2 do
-  rows[#rows + 1] = redis.call('HGET', KEYS[2], string.sub(ms[i], 12)) or ''
-end
-return {total, start, first_rank, me_rank, me_row, ms, rows}
-"""
-
-
 class AllTimeRow(msgspec.Struct):
     """A player's running totals for one game (the all-time hash's JSON; server/store/stats.py)."""
 
@@ -183,8 +134,8 @@ class LeaderboardStore:
     def __init__(self, redis: Any, keys: Keys) -> None:
         self.redis = redis
         self.keys = keys
-        self._record_day = redis.register_script(_RECORD_DAY)
-        self._window = redis.register_script(_WINDOW)
+        self._record_day = redis.register_script(scripts.RECORD_DAY)
+        self._window = redis.register_script(scripts.BOARD_WINDOW)
         self._day_decoder = msgspec.json.Decoder(_DayRow)
         self._all_decoder = msgspec.json.Decoder(AllTimeRow)
 

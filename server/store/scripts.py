@@ -112,3 +112,105 @@ local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) return 1 end
 return 0
 """
+
+# ---------------------------------------------------------------- leaderboards and stats
+# (server/store/boards.py, server/store/stats.py)
+
+# Records a day's result once: a second result of the same player for the same day changes
+# nothing (returns 0), so callers may retry freely. Returns the finishing sequence number.
+RECORD_DAY = """
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 0 end
+local seq = redis.call('HLEN', KEYS[2]) + 1
+local prefix = string.format('%010d', seq)
+redis.call('HSET', KEYS[2], ARGV[1], prefix .. ARGV[3])
+redis.call('ZADD', KEYS[1], ARGV[2], prefix .. ':' .. ARGV[1])
+return seq
+"""
+
+# One window of a board and the asker's own row, in one round trip and one consistent snapshot.
+# KEYS: board zset, rows hash (player -> SEQ + JSON). ARGV: limit, asker ('' for none),
+# around_me ('1'/'0'). Returns {total, start, first_rank, me_rank, me_row, members_scores, rows}.
+BOARD_WINDOW = """
+local total = redis.call('ZCARD', KEYS[1])
+local limit = tonumber(ARGV[1])
+local me_idx, me_rank, me_row = -1, 0, ''
+if ARGV[2] ~= '' then
+  local v = redis.call('HGET', KEYS[2], ARGV[2])
+  if v then
+    local member = string.sub(v, 1, 10) .. ':' .. ARGV[2]
+    local r = redis.call('ZRANK', KEYS[1], member)
+    if r then
+      me_idx = r
+      local sc = redis.call('ZSCORE', KEYS[1], member)
+      me_rank = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. sc) + 1
+      me_row = v
+    end
+  end
+end
+local start = 0
+if ARGV[3] == '1' and me_idx >= 0 then
+  start = me_idx - math.floor((limit - 1) / 2)
+  if start + limit > total then start = total - limit end
+  if start < 0 then start = 0 end
+end
+local ms = redis.call('ZRANGE', KEYS[1], start, start + limit - 1, 'WITHSCORES')
+local first_rank = 1
+if #ms > 0 and start > 0 then
+  first_rank = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ms[2]) + 1
+end
+local rows = {}
+for i = 1, #ms, 2 do
+  rows[#rows + 1] = redis.call('HGET', KEYS[2], string.sub(ms[i], 12)) or ''
+end
+return {total, start, first_rank, me_rank, me_row, ms, rows}
+"""
+
+# KEYS: all-time board, all-time rows hash, played days, won days, seq counter
+# ARGV: player, day number, won ('1'/'0'), score, moves, time_ms, name
+# Returns 1 when the result was counted, 0 when that day was already counted for the player.
+RECORD_STATS = """
+local player, day, won = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
+if redis.call('ZADD', KEYS[3], 'NX', day, ARGV[2]) == 0 then return 0 end
+if won then redis.call('ZADD', KEYS[4], 'NX', day, ARGV[2]) end
+local old = redis.call('HGET', KEYS[2], player)
+local s
+if old then
+  s = cjson.decode(string.sub(old, 11))
+else
+  s = {played = 0, won = 0, score = 0, moves = 0, time_ms = 0,
+       streak = 0, streak_end = -1, best_streak = 0,
+       win_streak = 0, win_streak_end = -1, best_win_streak = 0}
+end
+s.name = ARGV[7]
+s.played = s.played + 1
+if won then s.won = s.won + 1 end
+s.score = s.score + tonumber(ARGV[4])
+s.moves = s.moves + tonumber(ARGV[5])
+s.time_ms = s.time_ms + tonumber(ARGV[6])
+-- The run of consecutive days in `key` that contains day d: its length and last day.
+local function run(key, d)
+  local lo, hi = d, d
+  while redis.call('ZSCORE', key, string.format('%d', lo - 1)) do lo = lo - 1 end
+  while redis.call('ZSCORE', key, string.format('%d', hi + 1)) do hi = hi + 1 end
+  return hi - lo + 1, hi
+end
+local function latest(key)
+  return tonumber(redis.call('ZRANGE', key, -1, -1)[1])
+end
+local len, hi = run(KEYS[3], day)
+if len > s.best_streak then s.best_streak = len end
+if hi == latest(KEYS[3]) then s.streak, s.streak_end = len, hi end
+if won then
+  len, hi = run(KEYS[4], day)
+  if len > s.best_win_streak then s.best_win_streak = len end
+  if hi == latest(KEYS[4]) then s.win_streak, s.win_streak_end = len, hi end
+end
+if old then redis.call('ZREM', KEYS[1], string.sub(old, 1, 10) .. ':' .. player) end
+local seq = string.format('%010d', redis.call('INCR', KEYS[5]))
+local w = math.min(s.won, tonumber(ARGV[8]))
+local sc = math.min(s.score, tonumber(ARGV[9]))
+local packed = (tonumber(ARGV[8]) - w) * tonumber(ARGV[10]) + (tonumber(ARGV[9]) - sc)
+redis.call('ZADD', KEYS[1], string.format('%.0f', packed), seq .. ':' .. player)
+redis.call('HSET', KEYS[2], player, seq .. cjson.encode(s))
+return 1
+"""

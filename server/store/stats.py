@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from protocol.messages import GameStats
+from server.store import scripts
 from server.store.boards import (
     DAYS_WON_CAP,
     SEQ_DIGITS,
@@ -31,56 +32,6 @@ from server.store.boards import (
     day_number,
 )
 from server.store.keys import Keys
-
-# KEYS: all-time board, all-time rows hash, played days, won days, seq counter
-# ARGV: player, day number, won ('1'/'0'), score, moves, time_ms, name
-# Returns 1 when the result was counted, 0 when that day was already counted for the player.
-_RECORD = """
-local player, day, won = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
-if redis.call('ZADD', KEYS[3], 'NX', day, ARGV[2]) == 0 then return 0 end
-if won then redis.call('ZADD', KEYS[4], 'NX', day, ARGV[2]) end
-local old = redis.call('HGET', KEYS[2], player)
-local s
-if old then
-  s = cjson.decode(string.sub(old, 11))
-else
-  s = {played = 0, won = 0, score = 0, moves = 0, time_ms = 0,
-       streak = 0, streak_end = -1, best_streak = 0,
-       win_streak = 0, win_streak_end = -1, best_win_streak = 0}
-end
-s.name = ARGV[7]
-s.played = s.played + 1
-if won then s.won = s.won + 1 end
-s.score = s.score + tonumber(ARGV[4])
-s.moves = s.moves + tonumber(ARGV[5])
-s.time_ms = s.time_ms + tonumber(ARGV[6])
--- The run of consecutive days in `key` that contains day d: its length and last day.
-local function run(key, d)
-  local lo, hi = d, d
-  while redis.call('ZSCORE', key, string.format('%d', lo - 1)) do lo = lo - 1 end
-  while redis.call('ZSCORE', key, string.format('%d', hi + 1)) do hi = hi + 1 end
-  return hi - lo + 1, hi
-end
-local function latest(key)
-  return tonumber(redis.call('ZRANGE', key, -1, -1)[1])
-end
-local len, hi = run(KEYS[3], day)
-if len > s.best_streak then s.best_streak = len end
-if hi == latest(KEYS[3]) then s.streak, s.streak_end = len, hi end
-if won then
-  len, hi = run(KEYS[4], day)
-  if len > s.best_win_streak then s.best_win_streak = len end
-  if hi == latest(KEYS[4]) then s.win_streak, s.win_streak_end = len, hi end
-end
-if old then redis.call('ZREM', KEYS[1], string.sub(old, 1, 10) .. ':' .. player) end
-local seq = string.format('%010d', redis.call('INCR', KEYS[5]))
-local w = math.min(s.won, tonumber(ARGV[8]))
-local sc = math.min(s.score, tonumber(ARGV[9]))
-local packed = (tonumber(ARGV[8]) - w) * tonumber(ARGV[10]) + (tonumber(ARGV[9]) - sc)
-redis.call('ZADD', KEYS[1], string.format('%.0f', packed), seq .. ':' .. player)
-redis.call('HSET', KEYS[2], player, seq .. cjson.encode(s))
-return 1
-"""
 
 
 def current(run_length: int, run_end: int, today: dt.date) -> int:
@@ -94,7 +45,7 @@ class StatsStore:
     def __init__(self, redis: Any, keys: Keys) -> None:
         self.redis = redis
         self.keys = keys
-        self._record = redis.register_script(_RECORD)
+        self._record = redis.register_script(scripts.RECORD_STATS)
         self._decoder = msgspec.json.Decoder(AllTimeRow)
 
     async def record(self, game: str, date: dt.date, result: Result) -> bool:
