@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import sys
+import textwrap
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,10 +33,12 @@ class Context:
     name: str
     theme: Theme
     plain: bool
+    server_source: str = "option"  # where `server` came from: option, env, saved, default
 
     def connection(self, on_status: Callable[[str], None]) -> Connection:
         def remember(token: str) -> None:
             self.config.tokens[self.server] = token
+            self.remember_server()
             self.config.save()
 
         return Connection(
@@ -45,6 +48,33 @@ class Context:
             on_status=on_status,
             on_token=remember,
         )
+
+    def remember_server(self) -> None:
+        """A --server that worked becomes the saved one (not saved here: callers save)."""
+        if self.server_source == "option":
+            self.config.server = self.server
+
+    def opened(self) -> None:
+        """The server welcomed us: remember the --server that reached it."""
+        if self.server_source == "option" and self.config.server != self.server:
+            self.remember_server()
+            self.config.save()
+
+    def unreachable(self, error: ConnectError) -> str:
+        """The connection error, and where the address came from and how to change it."""
+        pick = "pick another with --server HOST:PORT (saved once a session with it succeeds)"
+        where = {
+            "option": f"Check the address given with --server, or {pick}. "
+            + (
+                f"It was not saved: without --server the client still uses {self.config.server}."
+                if self.config.server
+                else "It was not saved."
+            ),
+            "env": f"That address is $SOLITAIRE_SERVER: change the variable, or {pick}.",
+            "saved": f"That is the saved server (in {self.config.path}); {pick}.",
+            "default": f"That is the default server; {pick}, or set $SOLITAIRE_SERVER.",
+        }[self.server_source]
+        return f"{error}\n" + textwrap.fill(where, 78)
 
 
 class PlainFront:
@@ -64,6 +94,7 @@ class PlainFront:
 async def open_session(ctx: Context, on_status: Callable[[str], None]) -> Connection:
     conn = ctx.connection(on_status)
     await conn.open()
+    ctx.opened()
     return conn
 
 
@@ -87,7 +118,8 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
     try:
         welcome = await conn.open()
     except ConnectError as exc:
-        return fail(str(exc))
+        return fail(ctx.unreachable(exc))
+    ctx.opened()
     session.me = welcome.player
     play = Play(conn, session, PlainFront())
     front: Any = play.listener
