@@ -98,3 +98,46 @@ def test_a_bot_and_a_person_play_the_daily_to_its_end_and_see_their_ranks(
     assert out.returncode == 0, out.stderr
     assert "statistics for carol" in out.stdout
     assert re.search(r"^Quatorze\s+1\s", out.stdout, re.M), out.stdout
+
+
+def test_without_a_terminal_daily_shows_where_a_player_stands(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    # A bot's resign (--plain) is immediate: it ends the attempt with no question asked.
+    bot = Bot(tmp_path / "players" / "dana", "--server", server.ws_url, "--name", "dana",
+              "daily", "quatorze")  # fmt: skip
+    try:
+        assert not bot.next("state")["finished"]
+        bot.send("resign")
+        assert bot.next("state")["finished"]
+        assert bot.next("leaderboard")["me"]["rank"] == 1
+        bot.close_input()
+        assert bot.wait() == 0
+    finally:
+        bot.kill()
+    # Without a terminal (a pipe, no --plain) the command shows where dana stands.
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "players" / "dana"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([SOLITAIRE, "--server", server.ws_url, "daily", "quatorze"],
+                         env=env, capture_output=True, text=True, timeout=30,
+                         stdin=subprocess.DEVNULL)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("You have played today's deal already; here is where you")
+    assert re.search(r"you are #1 of 1", out.stdout) and "dana" in out.stdout
+
+    # Someone who has not played is told that playing needs a terminal, and no attempt
+    # (no clock) is started for them.
+    fresh = tmp_path / "players" / "eve"
+    env = {"XDG_CONFIG_HOME": str(fresh), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([SOLITAIRE, "--server", server.ws_url, "--name", "eve", "daily",
+                          "quatorze"], env=env, capture_output=True, text=True, timeout=30,
+                         stdin=subprocess.DEVNULL)  # fmt: skip
+    assert out.returncode == 1
+    assert "not played yet" in out.stderr and "needs a terminal" in out.stderr
+    assert "--plain" in out.stderr
+
+    async def eves_games() -> list[dict]:
+        async with Client.connect(server.ws_url) as client:
+            welcome = await client.hello("eve", token=saved_token(fresh, server))
+            return welcome["active"]
+
+    assert asyncio.run(eves_games()) == []
