@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
 import textwrap
 import threading
@@ -98,6 +99,29 @@ async def open_session(ctx: Context, on_status: Callable[[str], None]) -> Connec
     return conn
 
 
+# Request fields as the command line names them, for the server's validation texts.
+FIELD_WORDS = {
+    "time_limit_s": "the time limit (--time-limit, in seconds)",
+    "max_players": "the number of players (--max-players)",
+    "seed": "the deal number (--seed)",
+    "bots": "the number of bots (--bots)",
+    "name": "your name (--name)",
+}
+BOUND = re.compile(r"Expected `(\w+)` (>=|<=|>|<) (-?\d+) - at `\$\.(\w+)`")
+BOUND_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than"}
+
+
+def in_words(exc: ServerError) -> str:
+    """A refusal for a person: the server's validation text ("Expected `int` >= 30 - at
+    `$.time_limit_s`") said in words; any other reason as the server gave it."""
+    match = BOUND.search(exc.msg) if exc.code == "bad_request" else None
+    if match is None:
+        return f"{exc.msg} ({exc.code})"
+    _kind, op, bound, name = match.groups()
+    what = FIELD_WORDS.get(name, name.replace("_", " "))
+    return f"the server refused: {what} must be {BOUND_WORDS[op]} {bound}"
+
+
 def fail(message: str) -> int:
     print(f"solitaire: {message}", file=sys.stderr)
     return 1
@@ -120,7 +144,7 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
     except ConnectError as exc:
         return fail(ctx.unreachable(exc))
     ctx.opened()
-    session.me = welcome.player
+    session.me, session.my_name = welcome.player, welcome.name
     play = Play(conn, session, PlainFront())
     front: Any = play.listener
     if not ctx.plain:
@@ -132,7 +156,7 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
         try:
             await setup(play, conn)
         except ServerError as exc:
-            return fail(f"{exc.msg} ({exc.code})")
+            return fail(in_words(exc))
         except ConnectionLost as exc:
             return fail(f"the connection dropped before the server answered: {exc}")
         if ctx.plain:
@@ -199,7 +223,7 @@ def summary(session: GameSession, theme: Theme) -> str:
     """What stays on the terminal after the play screen closes."""
     plain = Theme(unicode=theme.unicode, colour=False)
     if session.result is not None:
-        return plain_text(result_lines(session.result, session.me, plain)[:-2])
+        return plain_text(result_lines(session.result, session.me, plain, session.time_up)[:-2])
     if session.leaderboard is not None:
         return plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
     state = session.state
