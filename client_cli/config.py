@@ -50,7 +50,7 @@ def default_name() -> str:
 
 @dataclass
 class Config:
-    server: str = DEFAULT_SERVER
+    server: str | None = None  # the saved server; None: none saved yet
     name: str = field(default_factory=default_name)
     tokens: dict[str, str] = field(default_factory=dict)
     path: Path = field(default_factory=config_path)
@@ -82,7 +82,7 @@ class Config:
         # JSON string escapes are valid TOML basic-string escapes.
         lines = [
             "# solitaire-race client settings; the tokens prove who you are: keep them secret.",
-            f"server = {json.dumps(self.server)}",
+            *([f"server = {json.dumps(self.server)}"] if self.server else []),
             f"name = {json.dumps(self.name)}",
             "",
             "[tokens]",

@@ -1,4 +1,4 @@
-"""The protocol's messages as the client reads them (PROTOCOL.md, version 1).
+"""The protocol's messages as the client reads them (version 1, docs/protocol.md).
 
 Frames are msgpack maps; `decode` checks that a frame is one, and `parse`
 turns a map into a typed struct, validating field types at the edge so the

@@ -12,6 +12,9 @@ Short forms, tried in order:
 - a single pile, when exactly one legal move starts there (`t3` for `t3-f` if
   that is the only move from t3); in Quatorze a cell, when exactly one legal
   pair contains it (either cell).
+
+Help and error texts give each game's own example moves (`GAME_MOVES`), so a
+Quatorze player is never told to try `t3-f`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,45 @@ from typing import Any
 
 MOVE_SHAPE = re.compile(r"deal|[a-z]+\d*-[a-z]+\d*")
 PILE_SHAPE = re.compile(r"[a-z]\d*")
+
+
+@dataclass(frozen=True)
+class GameMoves:
+    """What a player of one game types: example moves, and whether `deal` exists."""
+
+    examples: tuple[str, ...]
+    deals: bool
+    piles: str  # a pile alone, as a short form
+
+
+GAME_MOVES: dict[str, GameMoves] = {
+    "doublets": GameMoves(("deal", "w-f", "r3-f"), deals=True, piles="w, r3"),
+    "quatorze": GameMoves(("c3-c8",), deals=False, piles="c3"),
+    "bakers_game": GameMoves(("t3-r0", "r0-t5", "t2-t6"), deals=False, piles="t3"),
+    "hopscotch": GameMoves(("deal", "w-f2", "w-r1", "r1-f0"), deals=True, piles="w, r1"),
+}
+ANY_GAME = GameMoves(("t3-f", "w-r2", "c3-c8", "deal"), deals=True, piles="t3")
+
+
+def game_moves(game: str) -> GameMoves:
+    return GAME_MOVES.get(game, ANY_GAME)
+
+
+def examples(game: str) -> str:
+    return ", ".join(game_moves(game).examples)
+
+
+def help_text(game: str, practice: bool = False) -> str:
+    """The `help` line of the play screen: the game's moves and the commands (2 lines of 80)."""
+    info = game_moves(game)
+    if game == "quatorze":
+        moves = "Moves: c3-c8 removes the pair in cells 3 and 8; a cell alone (c3) plays "
+        moves += "its only pair."
+    else:
+        shown = [f"{m} (d)" if m == "deal" else m for m in info.examples]
+        moves = f"Moves: {', '.join(shown)}; a pile alone ({info.piles}) plays its only move."
+    commands = "resign, quit" + (", undo (u), hint (i)" if practice else "")
+    return f"{moves} Tab lists the legal moves. Commands: {commands}."
 
 
 @dataclass(frozen=True)
@@ -42,14 +84,18 @@ def legal_moves(view: dict[str, Any] | None) -> list[str]:
         return []
 
 
-def resolve(text: str, legal: list[str]) -> Resolution:
+def resolve(text: str, legal: list[str], game: str = "") -> Resolution:
     typed = text.strip().lower()
+    info = game_moves(game)
     if not typed:
-        return Resolution(None, "Type a move, e.g. t3-f (Tab shows the legal moves).")
+        first = info.examples[0]
+        return Resolution(None, f"Type a move, e.g. {first} (Tab shows the legal moves).")
     if typed in legal:
         return Resolution(typed)
     if typed == "d" and "deal" in legal:
         return Resolution("deal")
+    if typed in ("d", "deal") and not info.deals:
+        return Resolution(None, f"This game has no deal; its moves look like {examples(game)}.")
     if MOVE_SHAPE.fullmatch(typed):
         return Resolution(typed)  # the server judges it and says why if it is illegal
     squeezed = [m for m in legal if m.replace("-", "") == typed]
@@ -67,7 +113,7 @@ def resolve(text: str, legal: list[str]) -> Resolution:
         if not legal:
             return Resolution(None, f"{typed}: this client cannot tell the moves from {typed}.")
         return Resolution(None, f"No legal move from {typed}.")
-    return Resolution(None, f"{text.strip()!r} is not a move (e.g. t3-f, w-r2, deal).")
+    return Resolution(None, f"{text.strip()!r} is not a move (e.g. {examples(game)}).")
 
 
 def completions(prefix: str, legal: list[str]) -> list[str]:

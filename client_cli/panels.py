@@ -4,9 +4,12 @@ so the screen, the plain-text summaries and the tests share them."""
 
 from __future__ import annotations
 
+import textwrap
+
 from client_cli.boards import game_title
 from client_cli.boards.canvas import Canvas, Fragment
 from client_cli.messages import Entry, Leaderboard, Result
+from client_cli.moves import game_moves
 from client_cli.session import GameSession, clock
 from client_cli.theme import Theme
 
@@ -46,13 +49,18 @@ def side_panel(session: GameSession, theme: Theme, height: int = 20) -> Canvas:
             canvas.put(0, y, "Left   ", label)
             canvas.put(7, y, clock(remaining))
             y += 1
-        outcome = _outcome(session)
-        if outcome:
-            canvas.put(0, y, outcome, theme.style("class:won"))
+        for line in _outcome(session):
+            canvas.put(0, y, line, theme.style("class:won"))
+            y += 1
+        for line in _waiting(session):
+            canvas.put(0, y, line, theme.style("class:status"))
             y += 1
     if session.kind == "race" and session.seats:
         y += 1
-        canvas.put(0, y, f"{'Players':<{NAME_WIDTH + 3}}score moves", label)
+        # Before the deal nobody has figures yet: names only.
+        figures = session.phase != "lobby"
+        header = f"{'Players':<{NAME_WIDTH + 3}}score moves" if figures else "Players"
+        canvas.put(0, y, header, label)
         y += 1
         rows = max(height - y - 3, 1)
         seats = session.standings_panel()
@@ -65,27 +73,57 @@ def side_panel(session: GameSession, theme: Theme, height: int = 20) -> Canvas:
                 flag = "W" if seat.won else ("." if seat.finished else " ")
             style = theme.style("class:me") if seat.player == session.me else ""
             name = f"{seat.name[:NAME_WIDTH]:<{NAME_WIDTH}}"
-            line = f"{mark}{flag}{name} {seat.score:>5} {seat.moves:>5}"
+            line = f"{mark}{flag}{name}"
+            if figures:
+                line += f" {_figure(seat.score):>5} {_figure(seat.moves):>5}"
             canvas.put(0, y, line, style)
             y += 1
         if len(seats) > rows:
             canvas.put(0, y, f"  … {len(seats) - rows} more", label)
             y += 1
     if session.phase == "playing" and height - 2 > y:
-        canvas.put(0, height - 2, "Tab: legal moves  d: deal", label)
-        canvas.put(0, height - 1, "resign  quit  help", label)
+        keys = "Tab: legal moves" + ("  d: deal" if game_moves(session.game).deals else "")
+        canvas.put(0, height - 2, keys, label)
+        commands = "undo  hint  quit  help" if session.kind == "practice" else "resign  quit  help"
+        canvas.put(0, height - 1, commands, label)
     return canvas
 
 
-def _outcome(session: GameSession) -> str:
+def _figure(value: int | None) -> str:
+    """A seat's score or move count; `?` until the client has heard it."""
+    return "?" if value is None else str(value)
+
+
+def _outcome(session: GameSession) -> list[str]:
+    """How one's own game ended, in words."""
     state = session.state
-    if state is None or not state.finished:
-        return ""
+    if state is None:
+        return []
+    if not state.finished:
+        return ["Time's up!"] if session.kind == "race" and session.out_of_time() else []
     if state.won:
-        return "You won!"
+        return ["You won!"]
     if state.over:
-        return "No moves left."
-    return "Finished."
+        return ["No moves left."]
+    if session.time_up or session.kind == "daily":
+        return ["Finished."]
+    return ["You resigned."]
+
+
+def _waiting(session: GameSession) -> list[str]:
+    """While one's own game is over and the race's is not: what the player waits for."""
+    if session.kind != "race" or session.result is not None:
+        return []
+    state = session.state
+    if state is None or not (state.finished or session.out_of_time()):
+        return []
+    others = session.waiting_for()
+    if session.out_of_time() or not others:
+        return ["Waiting for the standings…"]
+    who = f"Waiting for {others} player{'' if others == 1 else 's'}"
+    if session.limit_ms() is not None:
+        return [who, "to finish or time's up,", "then the standings."]
+    return [who, "to finish, then the", "standings."]
 
 
 def lobby_panel(session: GameSession, theme: Theme) -> Canvas:
@@ -112,18 +150,28 @@ def lobby_panel(session: GameSession, theme: Theme) -> Canvas:
     return canvas
 
 
-def result_panel(result: Result, me: str, theme: Theme) -> Canvas:
+TIME_UP = "Time's up: the race ended before your game did."
+
+
+def result_panel(result: Result, me: str, theme: Theme, time_up: bool = False) -> Canvas:
     canvas = Canvas(MAIN_WIDTH)
-    for y, line in enumerate(result_lines(result, me, theme)):
+    for y, line in enumerate(result_lines(result, me, theme, time_up)):
         canvas.put_fragments(0, y, line)
     return canvas
 
 
-def result_lines(result: Result, me: str, theme: Theme) -> list[list[Fragment]]:
+def result_lines(
+    result: Result, me: str, theme: Theme, time_up: bool = False
+) -> list[list[Fragment]]:
+    """The standings; `time_up`: the time limit closed the race while one's game was open."""
     strong, label = theme.style("class:title"), theme.style("class:label")
     lines: list[list[Fragment]] = [
         [(strong, f"Race {result.race} is over: {game_title(result.game)}")],
         [(label, "Seed "), (strong, str(result.seed)), (label, " (replay the deal with it)")],
+    ]
+    if time_up:
+        lines.append([(theme.style("class:status"), TIME_UP)])
+    lines += [
         [],
         [(label, f" #  {'Player':<{NAME_WIDTH}}  {'':<8} Score Moves    Time")],
     ]
@@ -139,7 +187,10 @@ def result_lines(result: Result, me: str, theme: Theme) -> list[list[Fragment]]:
     return lines
 
 
-def leaderboard_lines(board: Leaderboard, me: str, theme: Theme) -> list[list[Fragment]]:
+def leaderboard_lines(
+    board: Leaderboard, me: str, theme: Theme, width: int = 78
+) -> list[list[Fragment]]:
+    """A board as text; a past day's ends with its par and winning line (wrapped to `width`)."""
     strong, label = theme.style("class:title"), theme.style("class:label")
     lines: list[list[Fragment]] = []
     all_time = board.date == "all"
@@ -161,6 +212,10 @@ def leaderboard_lines(board: Leaderboard, me: str, theme: Theme) -> list[list[Fr
         lines.append([_entry_line(entry, me, theme, all_time)])
     if not board.entries:
         lines.append([(label, "  (nobody yet)")])
+    if board.par is not None and board.line:
+        lines.append([])
+        lines.append([(label, f"Par {board.par}: a winning line found by the solver:")])
+        lines += [[("", row)] for row in textwrap.wrap(" ".join(board.line), width)]
     return lines
 
 
@@ -188,7 +243,7 @@ def _num(value: int | None) -> str:
 
 def leaderboard_panel(board: Leaderboard, me: str, theme: Theme) -> Canvas:
     canvas = Canvas(MAIN_WIDTH)
-    lines = leaderboard_lines(board, me, theme)
+    lines = leaderboard_lines(board, me, theme, width=MAIN_WIDTH)
     lines += [[], [(theme.style("class:status"), "Press Enter to leave.")]]
     for y, line in enumerate(lines):
         canvas.put_fragments(0, y, line)

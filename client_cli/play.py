@@ -16,21 +16,27 @@ from typing import Any, Protocol
 
 from client_cli.connection import Connection, ConnectionLost
 from client_cli.messages import ServerError
-from client_cli.moves import resolve
+from client_cli.moves import help_text, resolve
 from client_cli.session import GameSession
 
 log = logging.getLogger(__name__)
 
 AROUND_ME_LIMIT = 11
 QUIT_WORDS = ("quit", "q", "exit")
-
-HELP = (
-    "Moves: t3-f, w-r2, c3-c8, deal (d). Short forms: a pile alone (t3) when one move "
-    "starts there; t3t5 for t3-t5. Tab lists the legal moves. Commands: resign, quit; "
-    "in practice games also undo (u) and hint (i)."
-)
 UNDO_WORDS = ("undo", "u")
 HINT_WORDS = ("hint", "i")
+YES_WORDS = ("y", "yes", "resign")
+RANKED_ONLY = (
+    "{word} works only in practice games (solitaire practice GAME): "
+    "races and dailies are ranked, so there is no undo or hint."
+)
+RESIGN_QUESTION = {
+    "daily": "Resign? This ends your one ranked attempt at today's deal with the score "
+    "it has now. Type y to resign, anything else to play on.",
+    "race": "Resign? Your game in this race ends with the score it has now. "
+    "Type y to resign, anything else to play on.",
+    "practice": "Resign this practice game? Type y to resign, anything else to play on.",
+}
 HINT_VERDICTS = {
     "won": "on a winning line",
     "unwinnable": "no line wins from here",
@@ -53,6 +59,10 @@ class Play:
         self.leave = asyncio.Event()  # the player asked to leave
         self.over = asyncio.Event()  # the race's result, or the daily's leaderboard, is in
         self.started = asyncio.Event()  # the game's first state arrived
+        # The play screen asks before `resign` ends a game; a script (--plain) means what it
+        # sends.
+        self.confirm_resign = False
+        self.resign_pending = False
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- running -------------------------------------------------------------------------
@@ -71,6 +81,7 @@ class Play:
                 await task
 
     def submit(self, text: str) -> None:
+        self.session.typed()
         # Leaving must not wait behind a move held up by a dropped connection.
         if text.strip().lower() in QUIT_WORDS:
             self.leave.set()
@@ -84,6 +95,7 @@ class Play:
     def status(self, text: str) -> None:
         """Connection news: shown on screen, written as a `status` line in plain mode."""
         self.session.status = text
+        self.session.status_fades = text.startswith("Reconnected")
         self.listener.message({"t": "status", "msg": text})
         self.listener.changed()
 
@@ -112,9 +124,20 @@ class Play:
             self.listener.changed()
             return
         was_finished = self.session.phase in ("finished", "result", "done")
+        had_result = self.session.phase == "result"
         if self.session.apply(message, reply=reply):
             self.listener.message(self._annotated(message))
             self.listener.changed()
+        if self.session.phase != "playing":
+            self.resign_pending = False  # the game ended meanwhile: nothing left to ask
+        if not had_result and self.session.phase == "result":
+            if not self.session.time_up:
+                self.session.say("Every player has finished: the standings. Enter leaves.")
+            elif self.session.limit_ms() is not None:
+                self.session.say("Time's up: the race's time limit ended it. Enter leaves.")
+            else:
+                self.session.say("Time's up: the race reached its longest allowed time. "
+                                 "Enter leaves.")  # fmt: skip
         if not was_finished and self.session.phase == "finished":
             if self.session.kind == "daily":
                 self._tasks.append(asyncio.create_task(self._daily_over(), name="daily-over"))
@@ -122,11 +145,17 @@ class Play:
                 won = self.session.state is not None and self.session.state.won
                 self.session.say(("Won! " if won else "Game over. ") + "undo (u) or quit.")
             else:
-                self.session.say("Your game is over; waiting for the others to finish.")
+                self.session.say(self._race_waiting())
         if self.session.state is not None:
             self.started.set()
         if self.session.phase in ("result", "done"):
             self.over.set()
+
+    def _race_waiting(self) -> str:
+        until = "every player has finished"
+        if self.session.limit_ms() is not None:
+            until += " or the time limit is reached"
+        return f"Your game is over. The standings appear once {until}; quit leaves meanwhile."
 
     def _annotated(self, message: dict[str, Any]) -> dict[str, Any]:
         """States go out with the legal moves (from the engine, on the public view) for bots."""
@@ -198,8 +227,15 @@ class Play:
         if word in QUIT_WORDS:
             self.leave.set()
             return
+        if self.resign_pending:
+            self.resign_pending = False
+            if word in YES_WORDS and session.state is not None and not session.state.finished:
+                await self._send({"t": "resign", "gid": session.state.gid})
+            else:
+                session.say("Not resigned: play on.")
+            return
         if word in ("help", "?", "h"):
-            session.say(HELP)
+            session.say(help_text(session.game, practice=session.kind == "practice"))
             return
         if session.phase in ("result", "done"):
             if word == "":
@@ -221,28 +257,40 @@ class Play:
             if word in HINT_WORDS:
                 await self._hint()
                 return
+        elif session.kind != "practice" and word in UNDO_WORDS + HINT_WORDS:
+            what = "undo" if word in UNDO_WORDS else "hint"
+            self.tell(RANKED_ONLY.format(word=what.capitalize()), error=True, input=text)
+            return
         if session.phase == "finished":
             if session.kind == "practice":
                 self.tell("The game is over: undo (u) takes back the last move; quit leaves.")
                 return
-            self.tell("Your game is over; waiting for the others. quit leaves.")
+            if session.kind == "race":
+                self.tell(self._race_waiting())
+            else:
+                self.tell("Your attempt is over; your rank is on its way. quit leaves.")
             return
         if session.state is None:
             self.tell("The game has not started yet.")
             return
         if word == "resign":
+            if self.confirm_resign:
+                self.resign_pending = True
+                session.say(RESIGN_QUESTION.get(session.kind, RESIGN_QUESTION["race"]))
+                return
             await self._send({"t": "resign", "gid": session.state.gid})
             return
         if word in ("get", "refresh"):
             await self._send({"t": "get", "gid": session.state.gid})
             return
-        resolution = resolve(text, session.legal_moves())
+        resolution = resolve(text, session.legal_moves(), session.game)
         if resolution.move is None:
             self.tell(resolution.problem or "Not a move.", error=True, input=text)
             return
         state = session.state
         move = {"t": "move", "gid": state.gid, "n": state.n, "m": resolution.move}
-        if await self._send(move):
+        # The move that ends the game keeps the notice that says what comes next.
+        if await self._send(move) and session.phase == "playing":
             session.say(f"Played {resolution.move}.")
 
     async def _hint(self) -> None:
@@ -282,8 +330,9 @@ class Play:
         self.take(reply, reply=True)
         return True
 
-    @staticmethod
-    def _explain(request: dict[str, Any], exc: ServerError) -> str:
+    def _explain(self, request: dict[str, Any], exc: ServerError) -> str:
+        if exc.code == "illegal_move" and self.session.out_of_time():
+            return "Time's up: the race's time limit has passed; the standings come next."
         if exc.code == "illegal_move":
             return f"Illegal move {request.get('m')}: {exc.msg}"
         if exc.code == "out_of_order":

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import sys
+import textwrap
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,10 +34,12 @@ class Context:
     name: str
     theme: Theme
     plain: bool
+    server_source: str = "option"  # where `server` came from: option, env, saved, default
 
     def connection(self, on_status: Callable[[str], None]) -> Connection:
         def remember(token: str) -> None:
             self.config.tokens[self.server] = token
+            self.remember_server()
             self.config.save()
 
         return Connection(
@@ -45,6 +49,33 @@ class Context:
             on_status=on_status,
             on_token=remember,
         )
+
+    def remember_server(self) -> None:
+        """A --server that worked becomes the saved one (not saved here: callers save)."""
+        if self.server_source == "option":
+            self.config.server = self.server
+
+    def opened(self) -> None:
+        """The server welcomed us: remember the --server that reached it."""
+        if self.server_source == "option" and self.config.server != self.server:
+            self.remember_server()
+            self.config.save()
+
+    def unreachable(self, error: ConnectError) -> str:
+        """The connection error, and where the address came from and how to change it."""
+        pick = "pick another with --server HOST:PORT (saved once a session with it succeeds)"
+        where = {
+            "option": f"Check the address given with --server, or {pick}. "
+            + (
+                f"It was not saved: without --server the client still uses {self.config.server}."
+                if self.config.server
+                else "It was not saved."
+            ),
+            "env": f"That address is $SOLITAIRE_SERVER: change the variable, or {pick}.",
+            "saved": f"That is the saved server (in {self.config.path}); {pick}.",
+            "default": f"That is the default server; {pick}, or set $SOLITAIRE_SERVER.",
+        }[self.server_source]
+        return f"{error}\n" + textwrap.fill(where, 78)
 
 
 class PlainFront:
@@ -64,7 +95,31 @@ class PlainFront:
 async def open_session(ctx: Context, on_status: Callable[[str], None]) -> Connection:
     conn = ctx.connection(on_status)
     await conn.open()
+    ctx.opened()
     return conn
+
+
+# Request fields as the command line names them, for the server's validation texts.
+FIELD_WORDS = {
+    "time_limit_s": "the time limit (--time-limit, in seconds)",
+    "max_players": "the number of players (--max-players)",
+    "seed": "the deal number (--seed)",
+    "bots": "the number of bots (--bots)",
+    "name": "your name (--name)",
+}
+BOUND = re.compile(r"Expected `(\w+)` (>=|<=|>|<) (-?\d+) - at `\$\.(\w+)`")
+BOUND_WORDS = {">=": "at least", "<=": "at most", ">": "more than", "<": "less than"}
+
+
+def in_words(exc: ServerError) -> str:
+    """A refusal for a person: the server's validation text ("Expected `int` >= 30 - at
+    `$.time_limit_s`") said in words; any other reason as the server gave it."""
+    match = BOUND.search(exc.msg) if exc.code == "bad_request" else None
+    if match is None:
+        return f"{exc.msg} ({exc.code})"
+    _kind, op, bound, name = match.groups()
+    what = FIELD_WORDS.get(name, name.replace("_", " "))
+    return f"the server refused: {what} must be {BOUND_WORDS[op]} {bound}"
 
 
 def fail(message: str) -> int:
@@ -87,8 +142,9 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
     try:
         welcome = await conn.open()
     except ConnectError as exc:
-        return fail(str(exc))
-    session.me = welcome.player
+        return fail(ctx.unreachable(exc))
+    ctx.opened()
+    session.me, session.my_name = welcome.player, welcome.name
     play = Play(conn, session, PlainFront())
     front: Any = play.listener
     if not ctx.plain:
@@ -100,7 +156,7 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
         try:
             await setup(play, conn)
         except ServerError as exc:
-            return fail(f"{exc.msg} ({exc.code})")
+            return fail(in_words(exc))
         except ConnectionLost as exc:
             return fail(f"the connection dropped before the server answered: {exc}")
         if ctx.plain:
@@ -167,7 +223,7 @@ def summary(session: GameSession, theme: Theme) -> str:
     """What stays on the terminal after the play screen closes."""
     plain = Theme(unicode=theme.unicode, colour=False)
     if session.result is not None:
-        return plain_text(result_lines(session.result, session.me, plain)[:-2])
+        return plain_text(result_lines(session.result, session.me, plain, session.time_up)[:-2])
     if session.leaderboard is not None:
         return plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
     state = session.state

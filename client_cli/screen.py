@@ -9,6 +9,7 @@ message arrives, and every second for the clock.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -79,6 +80,7 @@ class PlayScreen:
             accept_handler=self._accept,
         )
         self.app: Application[None] = self._build()
+        play.confirm_resign = True
 
     # -- Listener ------------------------------------------------------------------------
 
@@ -171,7 +173,7 @@ class PlayScreen:
     def _main(self) -> StyleAndTextTuples:
         s = self.session
         if s.phase == "result" and s.result is not None:
-            canvas = result_panel(s.result, s.me, self.theme)
+            canvas = result_panel(s.result, s.me, self.theme, s.time_up)
         elif s.phase == "done" and s.leaderboard is not None:
             canvas = leaderboard_panel(s.leaderboard, s.me, self.theme)
         elif s.phase == "lobby":
@@ -188,19 +190,30 @@ class PlayScreen:
     def _notice(self) -> StyleAndTextTuples:
         s = self.session
         out: StyleAndTextTuples = []
+        width = max(self.app.output.get_size().columns, 20) if self.app.is_running else 80
         if s.status:
             out.append((self.theme.style("class:status"), s.status + "\n"))
         if s.notice:
             style = "class:error" if s.notice_is_error else ""
-            out.append((self.theme.style(style), s.notice))
+            # Cards as the board spells them (10♦, not the server's TD), wrapped at words.
+            text = "\n".join(textwrap.wrap(self.theme.spell_cards(s.notice), width))
+            out.append((self.theme.style(style), text))
         return out
 
     def _prompt(self) -> StyleAndTextTuples:
-        phase = self.session.phase
-        if phase == "lobby":
+        s = self.session
+        if self.play.resign_pending:
+            return [("", "resign? y/n> ")]
+        if s.phase == "lobby":
             return [("", "lobby> ")]
-        if phase in ("result", "done"):
+        if s.phase in ("result", "done"):
             return [("", "Enter to leave> ")]
-        if phase == "finished":
-            return [("", "waiting> ")]
+        if s.phase == "finished":
+            if s.kind == "practice":
+                return [("", "game over: undo or quit> ")]
+            if s.kind == "daily":
+                return [("", "fetching your rank> ")]
+            return [("", "waiting for the standings> ")]
+        if s.kind == "race" and s.out_of_time():
+            return [("", "time's up: waiting for the standings> ")]
         return [("", "move> ")]

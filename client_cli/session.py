@@ -27,14 +27,17 @@ from client_cli.moves import legal_moves
 
 @dataclass
 class Seat:
+    """One player of the race as this client knows them; None: not known (yet)."""
+
     player: str
     name: str
-    score: int = 0
-    moves: int = 0
+    score: int | None = None
+    moves: int | None = None
     won: bool = False
     over: bool = False
     finished: bool = False
     elapsed_ms: int = 0
+    heard: bool = False  # a `progress` (or, for oneself, a `state`) has told where they are
 
 
 @dataclass
@@ -42,6 +45,7 @@ class GameSession:
     kind: str  # "race", "daily" or "practice"
     game: str
     me: str = ""
+    my_name: str = ""
     race: str | None = None
     host: str | None = None
     phase: str = "connecting"  # lobby, playing, finished (waiting for the result), result, done
@@ -50,11 +54,20 @@ class GameSession:
     start: Start | None = None
     time_limit_s: int | None = None
     seats: dict[str, Seat] = field(default_factory=dict)
+    # Every seat plays the same deal: the score of one's own game before any move is every
+    # seat's until they move (Doublets starts at 1, Baker's Game often above 0).
+    start_score: int | None = None
+    # The race's clock, from the last state of an unfinished game: (elapsed ms, when). It
+    # keeps running once one's own game (and its clock) has stopped.
+    race_clock: tuple[int, float] | None = None
+    # The result came while one's own game was still open: the time limit ended the race.
+    time_up: bool = False
     result: Result | None = None
     leaderboard: Leaderboard | None = None
     notice: str = ""
     notice_is_error: bool = False
     status: str = ""
+    status_fades: bool = False  # good news ("Reconnected") gives way once the player types
     _legal: tuple[int, list[str]] | None = None
 
     # -- feeding -------------------------------------------------------------------------
@@ -67,6 +80,7 @@ class GameSession:
         kind = message.get("t")
         if kind == "welcome":
             self.me = str(message.get("player", self.me))
+            self.my_name = str(message.get("name", self.my_name))
             return False
         parsed = parse(message)
         if isinstance(parsed, State):
@@ -80,8 +94,14 @@ class GameSession:
             self.race, self.host = parsed.race, parsed.host
             if self.phase in ("connecting", "lobby"):
                 self.phase = "lobby"
+            # Before the start every seat is at the deal; a lobby heard later (joining a race
+            # under way again) names the seats but says nothing of where they are.
+            at_deal = self.phase == "lobby"
             for p in parsed.players:
-                self.seats.setdefault(p.player, Seat(p.player, p.name))
+                seat = self.seats.setdefault(p.player, Seat(p.player, p.name))
+                seat.name = p.name
+                if at_deal and not seat.heard:
+                    seat.moves = 0
             seated = {p.player for p in parsed.players}
             if self.phase == "lobby":
                 for pid in list(self.seats):
@@ -90,6 +110,8 @@ class GameSession:
             return True
         if isinstance(parsed, Start) and self._is_my_race(parsed.race):
             self.start = parsed
+            if parsed.ends_at_ms is not None:
+                self.time_limit_s = (parsed.ends_at_ms - parsed.starts_at_ms) // 1000
             if self.phase in ("connecting", "lobby"):
                 self.phase = "playing"
             return True
@@ -98,11 +120,14 @@ class GameSession:
             seat.name, seat.score, seat.moves = parsed.name, parsed.score, parsed.moves
             seat.won, seat.over, seat.finished = parsed.won, parsed.over, parsed.finished
             seat.elapsed_ms = parsed.elapsed_ms
+            seat.heard = True
             return True
         if isinstance(parsed, Result) and self._is_my_race(parsed.race):
             if parsed == self.result:
                 return False  # sent again (asked for after a reconnect): nothing new
             self.result = parsed
+            own = self.state
+            self.time_up = own is not None and not own.finished and self.phase == "playing"
             self.phase = "result"
             return True
         if isinstance(parsed, Leaderboard):
@@ -125,16 +150,22 @@ class GameSession:
             return False
         if current is not None and state.n < current.n and not (reply and self.kind == "practice"):
             return False  # an older state overtaken by a newer one (undo's reply is not)
+        was_finished = current is not None and current.finished
         self.state = state
         self.state_at = time.monotonic()
         if self.kind == "race":
             self.race = state.race
             if self.phase in ("connecting", "lobby"):
                 self.phase = "playing"
+            if not state.finished or not was_finished:
+                self.race_clock = (state.elapsed_ms, self.state_at)
+            if state.n == 0:
+                self._at_deal(state)
             if self.me:
-                seat = self.seats.setdefault(self.me, Seat(self.me, "you"))
-                seat.score, seat.moves = state.score, state.n
+                seat = self.seats.setdefault(self.me, Seat(self.me, self.my_name or "you"))
+                seat.score, seat.moves, seat.heard = state.score, state.n, True
                 seat.won, seat.over, seat.finished = state.won, state.over, state.finished
+                seat.elapsed_ms = state.elapsed_ms
         elif self.phase == "connecting":
             self.phase = "playing"
         if state.finished and self.phase == "playing":
@@ -142,6 +173,14 @@ class GameSession:
         elif not state.finished and self.phase == "finished" and self.kind == "practice":
             self.phase = "playing"  # a practice game's end was undone
         return True
+
+    def _at_deal(self, state: State) -> None:
+        """One's own game before any move: every seat not heard from since the deal is there."""
+        self.start_score = state.score
+        for seat in self.seats.values():
+            if not seat.heard and seat.moves == 0:
+                seat.score = state.score
+                seat.won, seat.over, seat.finished = state.won, state.over, state.over
 
     def result_missed(self, active: list[dict[str, Any]]) -> bool:
         """After a reconnect: did this race end, its result unheard, while we were away?
@@ -158,6 +197,11 @@ class GameSession:
     def say(self, text: str, error: bool = False) -> None:
         self.notice, self.notice_is_error = text, error
 
+    def typed(self) -> None:
+        """The player typed a line: good connection news has been seen, and gives way."""
+        if self.status_fades:
+            self.status, self.status_fades = "", False
+
     # -- reading -------------------------------------------------------------------------
 
     def legal_moves(self) -> list[str]:
@@ -168,23 +212,60 @@ class GameSession:
             self._legal = (id(state), legal_moves(state.view))
         return self._legal[1]
 
+    def limit_ms(self) -> int | None:
+        if self.start is None or self.start.ends_at_ms is None:
+            return None
+        return self.start.ends_at_ms - self.start.starts_at_ms
+
     def elapsed_ms(self) -> int:
+        """One's own clock: running while one plays, stopped at the end (or the time limit)."""
         state = self.state
         if state is None:
             return 0
-        if state.finished or self.phase not in ("playing",):
-            return state.elapsed_ms
-        return state.elapsed_ms + int((time.monotonic() - self.state_at) * 1000)
+        mine = self._my_standing_ms()
+        if mine is not None:
+            return mine
+        elapsed = state.elapsed_ms
+        if not state.finished and self.phase == "playing":
+            elapsed += int((time.monotonic() - self.state_at) * 1000)
+        limit = self.limit_ms()
+        return elapsed if limit is None else min(elapsed, limit)
+
+    def _my_standing_ms(self) -> int | None:
+        if self.result is None:
+            return None
+        return next((s.time_ms for s in self.result.standings if s.player == self.me), None)
 
     def remaining_ms(self) -> int | None:
-        """Time left in a race with a limit, from the race's own clock (no clock skew)."""
-        if self.start is None or self.start.ends_at_ms is None:
+        """Time left in a race with a limit, from the race's own clock (no clock skew).
+
+        It keeps running after one's own game ends, as the others play on; once the
+        result is in it is 0 if the time ran out, else there is nothing left to count."""
+        limit = self.limit_ms()
+        if limit is None:
             return None
-        limit = self.start.ends_at_ms - self.start.starts_at_ms
-        return max(0, limit - self.elapsed_ms())
+        if self.result is not None:
+            return 0 if self.time_up else None
+        if self.race_clock is None:
+            return limit
+        elapsed, since = self.race_clock
+        if self.phase in ("playing", "finished"):
+            elapsed += int((time.monotonic() - since) * 1000)
+        return max(0, limit - elapsed)
+
+    def out_of_time(self) -> bool:
+        """The race's time has run out (by the result, or by the clock before it comes)."""
+        return self.time_up or (self.result is None and self.remaining_ms() == 0)
+
+    def waiting_for(self) -> int:
+        """How many other seats have not finished, as far as this client knows."""
+        return sum(1 for s in self.seats.values() if s.player != self.me and not s.finished)
 
     def standings_panel(self) -> list[Seat]:
-        return sorted(self.seats.values(), key=lambda s: (-s.score, s.elapsed_ms, s.moves))
+        def key(s: Seat) -> tuple[bool, int, int, int]:
+            return (s.score is None, -(s.score or 0), s.elapsed_ms, s.moves or 0)
+
+        return sorted(self.seats.values(), key=key)
 
 
 def clock(ms: int) -> str:

@@ -1,6 +1,7 @@
 """How cards look on screen: suit symbols or letters, red/black colours or none.
 
-A `Theme` turns a card code of RULES.md (`TH`, `AS`) into a short styled label.
+A `Theme` turns a card code (`TH`, `AS`: rank then suit) into a short styled label,
+and spells the card codes in a server's message the way the board shows them.
 Styles are prompt_toolkit style strings; with colour off they are empty, so the
 same fragments print as plain text for logs, `--ascii` terminals and NO_COLOR.
 """
@@ -8,6 +9,7 @@ same fragments print as plain text for logs, `--ascii` terminals and NO_COLOR.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
@@ -15,6 +17,10 @@ RED_SUITS = frozenset("DH")
 RANK_LABELS = {"T": "10"}
 RANK_VALUES = {r: i + 1 for i, r in enumerate("A23456789TJQK")}
 VALUE_LABELS = {v: RANK_LABELS.get(r, r) for r, v in RANK_VALUES.items()}
+
+# A card code standing alone in a sentence ("JD and 2D do not add up to 14"). Pile codes
+# are lower case and race codes are six characters, so neither is mistaken for one.
+CARD_CODE = re.compile(r"\b[A2-9TJQK][CDHS]\b")
 
 CARD_WIDTH = 5  # "[10♥]": brackets, a rank of up to two characters, the suit
 
@@ -39,6 +45,10 @@ class Theme:
         """`10♥`, ` 7♣` (three characters); ASCII `10H`, ` 7C`."""
         rank = RANK_LABELS.get(card[0], card[0])
         return f"{rank:>2}{self.suit(card[1])}"
+
+    def spell_cards(self, text: str) -> str:
+        """`TD does not go on 9H` as the board spells it: `10♦ does not go on 9♥`."""
+        return CARD_CODE.sub(lambda m: self.card_text(m.group()).strip(), text)
 
     def card_style(self, card: str) -> str:
         if not self.colour:

@@ -41,8 +41,9 @@ def add_common_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
         "--server",
         metavar="URL",
         default=default(None),
-        help="server to use, e.g. ws://host:8765/ws or host:8765 (remembered; "
-        "default: the saved one, else $SOLITAIRE_SERVER, else ws://127.0.0.1:8765/ws)",
+        help="server to use, e.g. ws://host:8765/ws or host:8765 (saved once a session "
+        "with it succeeds; default: $SOLITAIRE_SERVER, else the saved one, else "
+        "ws://127.0.0.1:8765/ws)",
     )
     parser.add_argument(
         "--name",

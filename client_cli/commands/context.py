@@ -6,7 +6,7 @@ import argparse
 import logging
 import os
 
-from client_cli.config import MAX_NAME, Config, normalise_server
+from client_cli.config import DEFAULT_SERVER, MAX_NAME, Config, normalise_server
 from client_cli.runner import Context
 from client_cli.theme import Theme
 
@@ -26,13 +26,21 @@ def build_context(args: argparse.Namespace) -> Context:
         logging.getLogger().addHandler(logging.NullHandler())
     config = Config.load()
     changed = False
-    server = args.server or os.environ.get("SOLITAIRE_SERVER") or config.server
+    # A --server is saved only once a session with it has succeeded (Context.opened), so
+    # that a mistyped address does not stick to every later command.
+    env = os.environ.get("SOLITAIRE_SERVER")
+    if args.server:
+        server, source = args.server, "option"
+    elif env:
+        server, source = env, "env"
+    elif config.server:
+        server, source = config.server, "saved"
+    else:
+        server, source = DEFAULT_SERVER, "default"
     try:
         server = normalise_server(server)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    if args.server and server != config.server:
-        config.server, changed = server, True
     name = config.name
     if args.name is not None:
         name = args.name.strip()
@@ -43,4 +51,11 @@ def build_context(args: argparse.Namespace) -> Context:
     if changed:
         config.save()
     theme = Theme.from_options(ascii_only=args.ascii, no_colour=args.no_color)
-    return Context(config=config, server=server, name=name, theme=theme, plain=args.plain)
+    return Context(
+        config=config,
+        server=server,
+        name=name,
+        theme=theme,
+        plain=args.plain,
+        server_source=source,
+    )

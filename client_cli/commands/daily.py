@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from typing import Any
 
 from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
+from client_cli.commands.oneshot import ask
 from client_cli.commands.race import PLAY_HELP
 from client_cli.connection import Connection
-from client_cli.messages import ServerError
-from client_cli.play import Play
-from client_cli.runner import play_game
+from client_cli.messages import Leaderboard, ProtocolError, ServerError, parse
+from client_cli.panels import leaderboard_lines, plain_text
+from client_cli.play import AROUND_ME_LIMIT, Play
+from client_cli.runner import Context, fail, play_game
 from client_cli.session import GameSession
+from client_cli.theme import Theme
+
+PLAYED = "You have played today's deal already; here is where you stand."
 
 
 def register(subparsers: Any) -> None:
@@ -33,6 +39,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ctx = build_context(args)
+    if not ctx.plain and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return asyncio.run(where_i_stand(ctx, args.game))
     session = GameSession(kind="daily", game=args.game)
 
     async def setup(play: Play, conn: Connection) -> None:
@@ -41,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         except ServerError as exc:
             if exc.code != "already_played":
                 raise
-            play.session.say("You have played today's deal already; here is where you stand.")
+            play.session.say(PLAYED)
             await play.show_leaderboard(None)
             session.phase = "done"
             play.over.set()
@@ -49,3 +57,27 @@ def run(args: argparse.Namespace) -> int:
         play.take(reply, reply=True)
 
     return asyncio.run(play_game(ctx, session, setup))
+
+
+async def where_i_stand(ctx: Context, game: str) -> int:
+    """Without a terminal there is no playing, but a played day's standing can be shown.
+
+    Asked through the leaderboard (around the player), never with `daily`, which would
+    start the attempt's clock."""
+    request = {"t": "leaderboard", "game": game, "around_me": True, "limit": AROUND_ME_LIMIT}
+    reply, me = await ask(ctx, request)
+    if reply is None:
+        return 1
+    try:
+        board = parse(reply)
+    except ProtocolError as exc:
+        return fail(str(exc))
+    if not isinstance(board, Leaderboard) or board.me is None:
+        return fail(
+            "today's deal is not played yet, and playing it needs a terminal "
+            "(scripts and bots use --plain)"
+        )
+    plain = Theme(unicode=ctx.theme.unicode, colour=False)
+    print(PLAYED)
+    print(plain_text(leaderboard_lines(board, me, plain)))
+    return 0

@@ -20,9 +20,10 @@ async def ask(ctx: Context, request: dict[str, Any]) -> tuple[dict[str, Any] | N
     conn = ctx.connection(on_status)
     try:
         welcome = await conn.open()
+        ctx.opened()
         return await conn.request(request), welcome.player
     except ConnectError as exc:
-        print(f"solitaire: {exc}", file=sys.stderr)
+        print(f"solitaire: {ctx.unreachable(exc)}", file=sys.stderr)
     except ServerError as exc:
         print(f"solitaire: {exc.msg} ({exc.code})", file=sys.stderr)
     except ConnectionLost as exc:

@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from typing import Any
 
 from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
+from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.messages import ServerError
 from client_cli.play import Play
 from client_cli.runner import play_game
 from client_cli.session import GameSession, Seat
 
+log = logging.getLogger(__name__)
+
 RACE_CODE_ALPHABET = set("23456789ABCDEFGHJKLMNPQRSTUVWXYZ")
+# The server's limits (the protocol's), checked here first so that a mistake is told in
+# words rather than as the server's validation text.
+MIN_PLAYERS, MAX_PLAYERS, DEFAULT_MAX_PLAYERS = 2, 16, 8
+MIN_TIME_LIMIT_S, MAX_TIME_LIMIT_S = 30, 7200
 
 PLAY_HELP = """\
-Playing: type a move (t3-f, w-r2, c3-c8, deal) and press Enter. Tab lists the
-legal moves; a pile alone (t3) plays the only move starting there; d deals.
-resign gives up the game, quit leaves (the game stays open to come back to).
+Playing: type a move and press Enter: Quatorze c3-c8; Baker's Game t3-r0, t2-t6;
+Doublets deal, w-f, r3-f; Hopscotch deal, w-f2, r1-f0. Tab lists the legal moves;
+a pile alone (t3) plays the only move starting there; d deals. resign gives up the
+game (the screen asks first), quit leaves (the game stays open to come back to).
 """
 
 
@@ -42,13 +52,17 @@ def register(subparsers: Any) -> None:
     )
     new.add_argument("game", type=game_arg, metavar="GAME", help="doublets, quatorze, "
                      "bakers_game or hopscotch")  # fmt: skip
-    new.add_argument("--seed", type=int, help="deal number to play (default: a random deal)")
-    new.add_argument("--max-players", type=int, metavar="N", help="2 to 16 (default 8)")
-    new.add_argument("--time-limit", type=int, metavar="SECONDS",
-                     help="30 to 7200 seconds (default: no limit)")  # fmt: skip
-    new.add_argument("--bots", type=int, default=0, metavar="N",
-                     help="seat N bots played by the server, 0 to 15 (they count in "
-                     "--max-players; their names end with '(bot)')")  # fmt: skip
+    new.add_argument("--seed", type=_seed, metavar="N",
+                     help="deal number, 1 to 2147483647 (default: a random deal)")  # fmt: skip
+    new.add_argument("--max-players", type=_max_players, metavar="N",
+                     help=f"{MIN_PLAYERS} to {MAX_PLAYERS} "
+                     f"(default {DEFAULT_MAX_PLAYERS})")  # fmt: skip
+    new.add_argument("--time-limit", type=_time_limit, metavar="SECONDS",
+                     help=f"{MIN_TIME_LIMIT_S} to {MAX_TIME_LIMIT_S} seconds "
+                     "(default: no limit)")  # fmt: skip
+    new.add_argument("--bots", type=_bots, default=0, metavar="N",
+                     help=f"seat N bots played by the server, 0 to {MAX_PLAYERS - 1} (they count "
+                     "in --max-players; their names end with '(bot)')")  # fmt: skip
     new.add_argument("--bot-strength", choices=("easy", "medium", "hard"), default="medium",
                      help="how well the bots play (default medium)")  # fmt: skip
     new.set_defaults(func=run_new)
@@ -64,7 +78,45 @@ def register(subparsers: Any) -> None:
     join.set_defaults(func=run_join)
 
 
+def _whole_number(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of {what}") from None
+
+
+def _time_limit(text: str) -> int:
+    seconds = _whole_number(text, "seconds")
+    if not MIN_TIME_LIMIT_S <= seconds <= MAX_TIME_LIMIT_S:
+        raise argparse.ArgumentTypeError(
+            f"a time limit is {MIN_TIME_LIMIT_S} to {MAX_TIME_LIMIT_S} seconds (2 hours); "
+            f"{seconds} is too {'short' if seconds < MIN_TIME_LIMIT_S else 'long'}"
+        )
+    return seconds
+
+
+def _max_players(text: str) -> int:
+    count = _whole_number(text, "players")
+    if not MIN_PLAYERS <= count <= MAX_PLAYERS:
+        raise argparse.ArgumentTypeError(
+            f"a race seats {MIN_PLAYERS} to {MAX_PLAYERS} players, not {count}"
+        )
+    return count
+
+
+def _bots(text: str) -> int:
+    count = _whole_number(text, "bots")
+    if not 0 <= count <= MAX_PLAYERS - 1:
+        raise argparse.ArgumentTypeError(f"a race has 0 to {MAX_PLAYERS - 1} bots, not {count}")
+    return count
+
+
 def run_new(args: argparse.Namespace) -> int:
+    seats = args.max_players or DEFAULT_MAX_PLAYERS
+    if args.bots + 1 > seats:
+        print(f"solitaire: {args.bots} bots and you need {args.bots + 1} seats, and the race has "
+              f"{seats}; raise --max-players or seat fewer bots", file=sys.stderr)  # fmt: skip
+        return 2
     ctx = build_context(args)
     session = GameSession(kind="race", game=args.game)
     create: dict[str, Any] = {"t": "create", "game": args.game}
@@ -81,7 +133,7 @@ def run_new(args: argparse.Namespace) -> int:
     async def setup(play: Play, conn: Connection) -> None:
         # Never resent: a second `create` would make a second race.
         reply = await conn.request(create, resend=False)
-        session.seats[session.me] = Seat(session.me, ctx.name)
+        session.seats[session.me] = Seat(session.me, ctx.name, moves=0)
         session.host = session.me
         play.take(reply, reply=True)
         code = session.race
@@ -107,6 +159,13 @@ def run_join(args: argparse.Namespace) -> int:
                 session.game = str(state.get("game"))
                 play.take(state, reply=True)
                 play.session.say("Welcome back: carrying on where you left off.")
+                # The welcome carries one's own game only: the lobby names the other seats.
+                # (A server that follows it with the race's `start` and a `progress` per seat
+                # also gives the time limit and where everyone is.)
+                try:
+                    play.take(await conn.request({"t": "join", "race": code}), reply=True)
+                except ServerError as exc:  # the game itself is back; only names are missing
+                    log.warning("race %s: no lobby on rejoining: %s", code, exc)
                 return
         reply = await conn.request({"t": "join", "race": code})
         session.game = str(reply.get("game", ""))

@@ -5,8 +5,9 @@
 Starts a server (embedded store in a temporary directory), and for each game a
 two-player race on deal 1 in an 80x24 tmux pane; plays a few moves chosen with
 the engine, then saves `tmux capture-pane` text as docs/boards/<game>.txt. Also
-saves the lobby (lobby.txt) and, after winning Quatorze deal 1 while the other
-player resigns, the standings (race-result.txt).
+saves the lobby (lobby.txt) and, after winning Quatorze deal 1, the wait for the
+other player (race-waiting.txt) and, once they resign, the standings
+(race-result.txt).
 """
 
 from __future__ import annotations
@@ -122,9 +123,12 @@ def main() -> None:
                 if game == "quatorze":
                     for move in QUATORZE_WIN[count:]:
                         alice.enter(move)
-                    alice.wait("You won!")
+                    waiting = alice.wait("Waiting for 1 player")
+                    (OUT / "race-waiting.txt").write_text(waiting.rstrip() + "\n")
                     bob.enter("resign")
-                    result = alice.wait("is over")
+                    bob.wait("Resign?")  # the screen asks first
+                    bob.enter("y")
+                    result = alice.wait(f"Race {code} is over")
                     (OUT / "race-result.txt").write_text(result.rstrip() + "\n")
         finally:
             subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True)

@@ -1,14 +1,18 @@
 """Plain HTTP on the WebSocket port, through websockets' process_request hook.
 
+    GET /                                 302 to /leaderboard
     GET /healthz                          200 when the store answers, 503 otherwise
     GET /metrics                          Prometheus text format (this process's counters)
     GET /leaderboard                      302 to today's board of the first game
+    GET /leaderboard.json                 302 to that board's .json
     GET /leaderboard/GAME                 302 to today's board of GAME
     GET /leaderboard/GAME/DATE            the board as a static HTML page (DATE: YYYY-MM-DD or all)
     GET /leaderboard/GAME/DATE.json       the same board as JSON, the `leaderboard` message's fields
 
 Any other path except the WebSocket endpoint is 404. Unknown games, malformed dates and days
-that have not begun are 404 with a short plain-text reason.
+that have not begun are 404 with a short plain-text reason. `/leaderboard.json` redirects
+rather than answering itself, so that the board has one address and its caching is the
+board's own.
 """
 
 from __future__ import annotations
@@ -109,6 +113,14 @@ class HttpRoutes:
             if self.on_scrape is not None:
                 await self.on_scrape()
             return _response(200, self.metrics.render(), CONTENT_TYPE_LATEST)
+        if path == "/":
+            return _redirect("/leaderboard")
+        if path == "/leaderboard.json":
+            daily = self.daily
+            if daily is None:
+                return text(404, "leaderboards are not served here")
+            board = pages.leaderboard_path(daily.games[0], daily.today().isoformat())
+            return _redirect(board + ".json")
         if path == "/leaderboard" or path.startswith("/leaderboard/"):
             return await self.leaderboard(path, query)
         return text(404, "not found")

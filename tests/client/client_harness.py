@@ -138,3 +138,31 @@ class Bot:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+RACE_CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{6})")
+
+
+def race_of_two(
+    terminals: Callable[..., Terminal],
+    server: Any,  # a support.server_proc.ServerProcess
+    game: str,
+    seed: int,
+    *create: str,
+) -> tuple[Terminal, Terminal, str]:
+    """alice creates a race of `game` on deal `seed`, bob joins, alice starts it."""
+    alice = terminals("alice", "--server", server.ws_url, "--name", "alice",
+                      "race", "new", game, "--seed", str(seed), *create)  # fmt: skip
+    code = alice.wait_for(RACE_CODE.pattern).group(1)
+    bob = terminals("bob", "--server", server.ws_url, "--name", "bob", "race", "join", code)
+    bob.wait_for(r"Waiting for the host to start")
+    alice.wait_for(r"^  bob\s+│")
+    alice.enter()
+    for player in (alice, bob):
+        player.wait_for(r"Moves\s+0")
+    return alice, bob, code
+
+
+def panel_row(name: str, score: str, moves: str) -> str:
+    """A row of the side panel's players (the panel starts after the board's │)."""
+    return rf"│.{{2}}{name}\s+{score}\s+{moves}\s*$"

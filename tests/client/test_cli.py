@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import subprocess
+import tomllib
+from pathlib import Path
 
 import pytest
 from client_harness import SOLITAIRE
+from support.server_proc import ServerProcess
 
 from client_cli.__main__ import build_parser
 from client_cli.commands import SUBCOMMAND_MODULES
@@ -55,3 +58,42 @@ def test_an_unreachable_server_is_reported_not_waited_for(tmp_path) -> None:
                          capture_output=True, text=True, env=env, timeout=30)  # fmt: skip
     assert out.returncode == 1
     assert "cannot reach the server at ws://127.0.0.1:9/ws" in out.stderr
+
+
+def saved_server(home: Path) -> str | None:
+    path = home / "solitaire-race" / "config.toml"
+    return tomllib.loads(path.read_text()).get("server") if path.exists() else None
+
+
+def test_a_server_is_saved_only_once_a_session_with_it_succeeded(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        out = subprocess.run([SOLITAIRE, *args, "leaderboard", "quatorze"], capture_output=True,
+                             text=True, env=env, timeout=30)  # fmt: skip
+        out.stderr = " ".join(out.stderr.split())  # the advice is wrapped at 78 columns
+        return out
+
+    # Nothing saved and nothing reached: not saved, and told how to pick another.
+    out = run("--server", "127.0.0.1:9")
+    assert out.returncode == 1
+    assert "cannot reach the server at ws://127.0.0.1:9/ws" in out.stderr
+    assert "--server HOST:PORT" in out.stderr and "It was not saved." in out.stderr
+    assert saved_server(tmp_path) is None
+    # A server that answers is saved...
+    assert run("--server", server.ws_url).returncode == 0
+    assert saved_server(tmp_path) == server.ws_url
+    # ...and a mistyped one afterwards does not replace it: later commands still work.
+    out = run("--server", "127.0.0.1:9")
+    assert out.returncode == 1
+    assert f"without --server the client still uses {server.ws_url}" in out.stderr
+    assert saved_server(tmp_path) == server.ws_url
+    assert run().returncode == 0
+    # The saved server itself unreachable: the error says it is the saved one and where.
+    server.stop()
+    out = run()
+    assert out.returncode == 1
+    assert "That is the saved server (in " in out.stderr and "config.toml" in out.stderr
+    assert "--server HOST:PORT" in out.stderr

@@ -4,6 +4,7 @@ bot in plain mode, then the leaderboard and stats commands."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import re
 import subprocess
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from client_harness import SOLITAIRE, Bot, Terminal
-from support.server_proc import ServerProcess
+from support.server_proc import ServerFactory, ServerProcess
 from support.ws_client import Client
 
 import engine
@@ -98,3 +99,104 @@ def test_a_bot_and_a_person_play_the_daily_to_its_end_and_see_their_ranks(
     assert out.returncode == 0, out.stderr
     assert "statistics for carol" in out.stdout
     assert re.search(r"^Quatorze\s+1\s", out.stdout, re.M), out.stdout
+
+
+def test_resigning_a_daily_on_the_screen_is_asked_first(
+    terminals: Callable[..., Terminal], server: ServerProcess
+) -> None:
+    dana = terminals("dana", "--server", server.ws_url, "--name", "dana", "daily", "quatorze")
+    dana.wait_for(r"Moves\s+0")
+    # One ranked attempt a day: resign asks first, and anything but y calls it off.
+    dana.enter("resign")
+    screen = dana.wait_for(r"Resign\? This ends your one ranked attempt at today's").string
+    assert re.search(r"^resign\? y/n>", screen, re.M), screen
+    dana.enter("no")
+    dana.wait_for(r"Not resigned: play on\.")
+    screen = dana.wait_for(r"^move>").string  # the attempt is still being played
+    assert re.search(r"Moves\s+0", screen) and "you are #" not in screen
+    dana.enter("resign")
+    dana.wait_for(r"Resign\?")
+    dana.enter("y")
+    dana.wait_for(r"Daily Quatorze, \d{4}-\d\d-\d\d: you are #1 of 1")
+
+
+def test_without_a_terminal_daily_shows_where_a_player_stands(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    # A bot's resign (--plain) is immediate: it ends the attempt with no question asked.
+    bot = Bot(tmp_path / "players" / "dana", "--server", server.ws_url, "--name", "dana",
+              "daily", "quatorze")  # fmt: skip
+    try:
+        assert not bot.next("state")["finished"]
+        bot.send("resign")
+        assert bot.next("state")["finished"]
+        assert bot.next("leaderboard")["me"]["rank"] == 1
+        bot.close_input()
+        assert bot.wait() == 0
+    finally:
+        bot.kill()
+    # Without a terminal (a pipe, no --plain) the command shows where dana stands.
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "players" / "dana"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([SOLITAIRE, "--server", server.ws_url, "daily", "quatorze"],
+                         env=env, capture_output=True, text=True, timeout=30,
+                         stdin=subprocess.DEVNULL)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("You have played today's deal already; here is where you")
+    assert re.search(r"you are #1 of 1", out.stdout) and "dana" in out.stdout
+
+    # Someone who has not played is told that playing needs a terminal, and no attempt
+    # (no clock) is started for them.
+    fresh = tmp_path / "players" / "eve"
+    env = {"XDG_CONFIG_HOME": str(fresh), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([SOLITAIRE, "--server", server.ws_url, "--name", "eve", "daily",
+                          "quatorze"], env=env, capture_output=True, text=True, timeout=30,
+                         stdin=subprocess.DEVNULL)  # fmt: skip
+    assert out.returncode == 1
+    assert "not played yet" in out.stderr and "needs a terminal" in out.stderr
+    assert "--plain" in out.stderr
+
+    async def eves_games() -> list[dict]:
+        async with Client.connect(server.ws_url) as client:
+            welcome = await client.hello("eve", token=saved_token(fresh, server))
+            return welcome["active"]
+
+    assert asyncio.run(eves_games()) == []
+
+
+def test_a_past_days_leaderboard_shows_its_par_and_winning_line(
+    servers: ServerFactory, tmp_path: Path
+) -> None:
+    # A server whose clock is a day behind plays "today" as the real yesterday.
+    yesterday = (dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)).isoformat()
+    behind = servers.start(env={"SOLITAIRE_CLOCK_OFFSET_S": str(-86400)})
+    bot = Bot(tmp_path / "bot", "--server", behind.ws_url, "--name", "botty",
+              "daily", "quatorze")  # fmt: skip
+    try:
+        state = bot.next("state")
+        assert state["date"] == yesterday
+        while not state["finished"]:
+            bot.send(state["legal"][0])
+            state = bot.next("state")
+        bot.next("leaderboard")
+        bot.close_input()
+        assert bot.wait() == 0
+    finally:
+        bot.kill()
+    # For a server on today's clock that day is over: its seed, par and line are public.
+    today = servers.start()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "reader"), "PATH": "/usr/bin:/bin"}
+    json_out = subprocess.run([SOLITAIRE, "--plain", "--server", today.ws_url, "leaderboard",
+                               "quatorze", "--date", yesterday],
+                              env=env, capture_output=True, text=True, timeout=30)  # fmt: skip
+    board = json.loads(json_out.stdout)
+    assert board["par"] == len(board["line"]) and board["seed"]
+    assert engine.replay("quatorze", board["seed"], board["line"]).won
+    out = subprocess.run([SOLITAIRE, "--server", today.ws_url, "leaderboard", "quatorze",
+                          "--date", yesterday],
+                         env=env, capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert f"Seed {board['seed']} (the day is over)" in out.stdout
+    assert f"Par {board['par']}: a winning line found by the solver:" in out.stdout
+    printed = out.stdout.split("found by the solver:\n", 1)[1].split()
+    assert printed == board["line"]
+    assert all(len(line) <= 78 for line in out.stdout.splitlines())

@@ -61,3 +61,19 @@ def test_daily_board_around_me_and_all_time_board() -> None:
         " #    Player       Score Played   Won Streak\n"
         "    1 xavier          96      3     1      2"
     )
+
+
+def test_a_past_days_board_ends_with_its_par_and_winning_line() -> None:
+    past = msgspec.convert({
+        "game": "quatorze", "date": "2026-11-28", "total": 0, "seed": 5, "entries": [],
+        "par": 3, "line": ["c0-c15", "c0-c2", "c0-c1"]}, Leaderboard)  # fmt: skip
+    assert plain_text(leaderboard_lines(past, "me", PLAIN)) == "\n".join([
+        "Daily Quatorze, 2026-11-28: 0 players",
+        "Seed 5 (the day is over)",
+        "",
+        " #    Player           Score Moves    Time",
+        "  (nobody yet)",
+        "",
+        "Par 3: a winning line found by the solver:",
+        "c0-c15 c0-c2 c0-c1",
+    ])  # fmt: skip

@@ -67,6 +67,8 @@ def test_two_players_race_one_wins_and_both_see_the_standings(
     alice.wait_for(r"Score\s+52 / 52")
     bob.wait_for(r"Walice\s+52\s+26")  # W: won, in ASCII
     bob.enter("resign")
+    bob.wait_for(r"Resign\?")  # the screen asks first
+    bob.enter("y")
     for player in (alice, bob):
         screen = player.wait_for(rf"Race {code} is over").string
         assert f"Seed {QUATORZE_SEED}" in screen
@@ -135,6 +137,10 @@ def test_the_server_dies_mid_game_and_the_client_carries_on(
     alice.wait_for(r"Score\s+10 / 52")
     resent = [line for line in log.read_text().splitlines() if "resending" in line]
     assert len(resent) == 1 and "'n': 3, 'm': 'c3-c23'" in resent[0], resent
+    # The good news gives way once alice types: the help has both notice lines to itself.
+    alice.enter("help")
+    screen = alice.wait_for(r"Commands: resign, quit\.$").string
+    assert "Reconnected" not in screen and "Moves: c3-c8 removes the pair" in screen
     for move in QUATORZE_WIN[5:]:
         alice.enter(move)
     alice.wait_for(r"You won!")
@@ -145,6 +151,8 @@ def test_the_server_dies_mid_game_and_the_client_carries_on(
     bob.wait_for(r"Welcome back")
     bob.wait_for(r"✓alice\s+52\s+26|Moves\s+0")
     bob.enter("resign")
+    bob.wait_for(r"Resign\?")
+    bob.enter("y")
     for player in (alice, bob):
         screen = player.wait_for(rf"Race {code} is over").string
         assert re.search(r"^ 1  alice\s+won\s+52\s+26", screen, re.M), screen

@@ -94,3 +94,58 @@ def test_after_a_reconnect_a_race_that_may_have_ended_asks_for_its_result() -> N
     assert not s.apply(dict(result))  # the same result sent again is nothing new
     assert s.phase == "result"
     assert not GameSession(kind="daily", game="quatorze").result_missed([])
+
+
+def lobby(*players: tuple[str, str]) -> dict:
+    return {"t": "lobby", "race": "ABCDEF", "game": "quatorze", "host": players[0][0],
+            "players": [{"player": p, "name": n} for p, n in players]}  # fmt: skip
+
+
+def test_seats_not_heard_from_since_the_deal_have_the_deals_score() -> None:
+    s = GameSession(kind="race", game="quatorze", me="p1", my_name="ann")
+    s.apply(lobby(("p1", "ann"), ("p2", "bo")))
+    s.apply({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 5})
+    s.apply({**state(0), "score": 1})  # as Doublets deals: one card on the foundation
+    assert [(x.name, x.score, x.moves) for x in s.standings_panel()] == [
+        ("ann", 1, 0), ("bo", 1, 0)]  # fmt: skip
+    s.apply(progress("p2", "bo", 3, 2))
+    s.apply({**state(1), "score": 2})
+    assert (s.seats["p2"].score, s.seats["p1"].score) == (3, 2)
+
+
+def test_a_lobby_heard_during_play_names_seats_without_guessing_their_figures() -> None:
+    """Coming back to a race under way: the welcome brings one's own game, `join` the lobby."""
+    s = GameSession(kind="race", game="quatorze", me="p1", my_name="ann", race="ABCDEF")
+    s.apply(state(3))
+    s.apply(lobby(("p1", "ann"), ("p2", "bo")))
+    assert (s.seats["p1"].name, s.seats["p1"].score, s.seats["p1"].moves) == ("ann", 6, 3)
+    assert (s.seats["p2"].name, s.seats["p2"].score, s.seats["p2"].moves) == ("bo", None, None)
+    assert s.remaining_ms() is None  # no time limit known yet
+    # What a server may send next: the race's start and where every seat is.
+    s.apply({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 1000,
+             "ends_at_ms": 601_000})  # fmt: skip
+    s.apply(progress("p2", "bo", 4, 2))
+    assert (s.seats["p2"].score, s.seats["p2"].moves) == (4, 2)
+    assert s.limit_ms() == 600_000 and s.remaining_ms() is not None
+    assert s.phase == "playing"
+
+
+def test_a_result_while_ones_game_is_open_means_times_up() -> None:
+    s = GameSession(kind="race", game="quatorze", me="p1", race="ABCDEF")
+    s.apply({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 0,
+             "ends_at_ms": 30_000})  # fmt: skip
+    s.apply(state(0))
+    assert not s.time_up and s.remaining_ms() is not None
+    standing = {"rank": 1, "player": "p1", "name": "ann", "score": 0, "moves": 0,
+                "time_ms": 30_000, "won": False, "resigned": False}  # fmt: skip
+    s.apply({"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1,
+             "standings": [standing]})  # fmt: skip
+    assert s.time_up and s.out_of_time()
+    assert (s.elapsed_ms(), s.remaining_ms()) == (30_000, 0)
+    # A game that ended by itself before the result is no time-up.
+    done = GameSession(kind="race", game="quatorze", me="p1", race="ABCDEF")
+    done.apply(state(0))
+    done.apply(state(1, finished=True, over=True))
+    done.apply({"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1,
+                "standings": [standing]})  # fmt: skip
+    assert not done.time_up
