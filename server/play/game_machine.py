@@ -129,6 +129,23 @@ class Applied(NamedTuple):
     move: str
 
 
+def _after(rec: GameRecord, game: Any, end_ms: int, end_us: int, n: int) -> GameRecord:
+    """The record of a game whose position is now `game` (after `n` moves), at the next
+    version: a game over has finished at `end_ms` (`end_us`)."""
+    over = bool(game.over)
+    return rec.evolve(
+        score=int(game.score),
+        moves=int(game.moves),
+        won=bool(game.won),
+        over=over,
+        finished=over,
+        finished_at_ms=end_ms if over else 0,
+        finished_at_us=end_us if over else 0,
+        ver=rec.ver + 1,
+        n=n,
+    )
+
+
 def _check_open(rec: GameRecord, now_ms: int) -> None:
     """Refuses when the game takes neither a move nor a resignation at `now_ms`."""
     if rec.finished:
@@ -164,19 +181,7 @@ def decide_move(live: LiveGame, n: int, move: str, now_us: int) -> Retransmissio
         game.play(move)
     except engine.MoveError as exc:
         raise p.Refused(p.ILLEGAL_MOVE, str(exc) or "illegal move") from None
-    over = bool(game.over)
-    new = rec.evolve(
-        score=int(game.score),
-        moves=int(game.moves),
-        won=bool(game.won),
-        over=over,
-        finished=over,
-        finished_at_ms=now_us // 1000 if over else 0,
-        finished_at_us=now_us if over else 0,
-        ver=rec.ver + 1,
-        n=count + 1,
-    )
-    return Applied(new, move)
+    return Applied(_after(rec, game, now_us // 1000, now_us, count + 1), move)
 
 
 def decide_resign(live: LiveGame, now_us: int) -> Applied:
@@ -203,16 +208,7 @@ def decide_undo(live: LiveGame) -> LiveGame:
         raise p.Refused(p.ILLEGAL_MOVE, "no move to undo")
     moves = live.move_list[:-1]
     game = engine.replay(rec.game, rec.seed, moves)
-    over = bool(game.over)
-    new = rec.evolve(
-        score=int(game.score),
-        moves=int(game.moves),
-        won=bool(game.won),
-        over=over,
-        finished=over,
-        finished_at_ms=rec.finished_at_ms if over else 0,
-        finished_at_us=rec.finished_at_us if over else 0,
-        ver=rec.ver + 1,
-        n=len(moves),
+    # A game over before the last move ended when it first was.
+    return LiveGame(
+        _after(rec, game, rec.finished_at_ms, rec.finished_at_us, len(moves)), game, moves
     )
-    return LiveGame(new, game, moves)

@@ -14,7 +14,7 @@ finds the race changed meanwhile, it reads it again and asks the machine again.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import msgspec
 
@@ -204,7 +204,7 @@ class RaceMachine:
         if len(race.seats) >= race.max_players:
             raise p.Refused(p.RACE_FULL, f"race {race.code} is full ({race.max_players} players)")
         expect = race.ver
-        joined = RaceRecord(**{**race.__dict__, "seats": [*race.seats, seat], "ver": expect + 1})
+        joined = replace(race, seats=[*race.seats, seat], ver=expect + 1)
         self.race = joined
         lobby = self.lobby()
         events = [Event(to=joined.players(), frames=[p.encode(lobby)], skip=origin)]
@@ -228,14 +228,12 @@ class RaceMachine:
             raise p.Refused(p.RACE_STARTED, f"race {race.code} has already started")
         ends = now_ms + race.time_limit_s * 1000 if race.time_limit_s else 0
         expect = race.ver
-        started = RaceRecord(
-            **{
-                **race.__dict__,
-                "status": RaceStatus.RUNNING,
-                "starts_at_ms": now_ms,
-                "ends_at_ms": ends,
-                "ver": expect + 1,
-            }
+        started = replace(
+            race,
+            status=RaceStatus.RUNNING,
+            starts_at_ms=now_ms,
+            ends_at_ms=ends,
+            ver=expect + 1,
         )
         self.race = started
         game = engine.new_game(race.game, race.seed)
@@ -276,13 +274,11 @@ class RaceMachine:
         final = [timed_out(g, end) for g in games]
         result = self.result(final)
         expect = race.ver
-        self.race = RaceRecord(
-            **{
-                **race.__dict__,
-                "status": RaceStatus.DONE,
-                "ver": expect + 1,
-                "result_json": msgspec.json.encode(result).decode(),
-            }
+        self.race = replace(
+            race,
+            status=RaceStatus.DONE,
+            ver=expect + 1,
+            result_json=msgspec.json.encode(result).decode(),
         )
         events = [Event(to=self.players(), frames=[p.encode(result)])]
         change = RaceChange(
