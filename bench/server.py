@@ -65,7 +65,6 @@ sys.path.insert(0, str(ROOT))
 import engine  # noqa: E402
 from bench.lean_client import LeanClient  # noqa: E402
 from engine.solve.bot import choose_move  # noqa: E402
-from server.app import GC_YOUNG_THRESHOLD  # noqa: E402
 from server.config import DEFAULT  # noqa: E402
 from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis  # noqa: E402
 
@@ -104,7 +103,7 @@ def run_echo_server(port: int) -> None:
     async def main() -> None:
         # The race server's collector settings (server/app.py), so that both servers run alike.
         gc.freeze()
-        gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+        gc.set_threshold(DEFAULT.gc_young_threshold, *gc.get_threshold()[1:])
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024):
@@ -471,7 +470,7 @@ async def run(args: argparse.Namespace) -> int:
     )
     # The bots too collect as the servers do; the same for both loads.
     gc.freeze()
-    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    gc.set_threshold(DEFAULT.gc_young_threshold, *gc.get_threshold()[1:])
     tmp = Path(tempfile.mkdtemp(prefix="bench-server-"))
     procs: list[subprocess.Popen[bytes]] = []
     stoppers: list = []

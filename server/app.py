@@ -36,8 +36,6 @@ from server.store.store import Store
 
 log = logging.getLogger(__name__)
 
-GC_YOUNG_THRESHOLD = 20_000  # allocations between collections of the youngest generation
-
 
 class App:
     """One server process: the store, the bus, the services of each layer, the sessions."""
@@ -121,6 +119,9 @@ class App:
             max_size=cfg.max_frame_bytes,
             write_limit=cfg.max_outbox_bytes * 2,
             ping_interval=cfg.ping_interval_s,
+            max_fragments=cfg.max_fragments,
+            inbox_high=cfg.inbox_high,
+            inbox_low=cfg.inbox_low,
         )
         async with serve_connections(
             self._handle, cfg.host, cfg.port, routes=routes, limits=limits
@@ -138,7 +139,7 @@ class App:
             # young-generation collection every dozen moves or so: under bench/server.py's
             # load, about a tenth of the CPU and pauses of tens of ms. Reference counting
             # frees nearly everything here (cycles are rare), so collect far less often.
-            gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+            gc.set_threshold(cfg.gc_young_threshold, *gc.get_threshold()[1:])
             reaper = asyncio.create_task(self._reaper(), name="reaper")
             background = [asyncio.create_task(self.bots.run(), name="bots")]
             if cfg.daily_prepare_ahead:

@@ -41,6 +41,9 @@ class Config:
     hello_timeout_s: float = 10.0
     max_frame_bytes: int = 16 * 1024  # larger frames close the connection with 1009
     max_outbox_bytes: int = 256 * 1024  # a client that reads slower than this is dropped
+    max_fragments: int = 256  # pieces one message may come in (more: closed with 1009)
+    inbox_high: int = 16  # messages waiting to be handled before reading pauses ...
+    inbox_low: int = 4  # ... and how few before it resumes
 
     # Protocol field limits (protocol/limits.py has the protocol's defaults).
     name_max_chars: int = _L.name_max_chars
@@ -68,6 +71,9 @@ class Config:
     # Process behaviour.
     event_loop: str = "uvloop"  # or "asyncio"; uvloop takes about a tenth off a move's CPU
     game_cache_size: int = 20_000  # games kept replayed in memory
+    # Allocations between collections of the youngest generation (Python's default 700
+    # starts one every dozen moves or so under load; server/app.py says why not here).
+    gc_young_threshold: int = 20_000
     game_keys_memo_size: int = 100_000  # games whose key names are kept at hand
     race_memo_size: int = 10_000  # races whose seats (and lobbies) are kept at hand
     shutdown_grace_s: float = 5.0  # time given to in-flight requests on SIGTERM
@@ -85,6 +91,7 @@ class Config:
     daily_prepare_ahead: bool = True  # this instance prepares today's and tomorrow's deals
     daily_prepare_delay_s: float = 5.0  # first pass after start-up: reconnecting players first
     daily_prepare_interval_s: float = 60.0  # how often today's and tomorrow's deals are checked
+    daily_sweep_batch: int = 200  # attempts whose day is over closed per store read
     daily_lock_s: float = 30.0  # lock of the instance searching a day's deal, renewed meanwhile
     # Practice games (server/play/practice.py).
     hint_budget_s: float = 1.0

@@ -20,7 +20,7 @@ from server.daily.seeds import DAY_MS, daily_seed, day_start_s, parse_date, utc_
 from server.play.cache import LiveGames
 from server.play.game_machine import LiveGame, dealt_fields, elapsed_ms, timed_out
 from server.play.players import Who
-from server.store.boards import ALL_TIME, DEFAULT_LIMIT, Board, Result
+from server.store.boards import ALL_TIME, Board, Result
 from server.store.errors import STORE_ERRORS
 from server.store.events import Event, encode_events
 from server.store.keys import daily_gid
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from server.store.store import Store
 
 log = logging.getLogger(__name__)
-
-SWEEP_BATCH = 200
 
 
 class DailyService:
@@ -188,7 +186,7 @@ class DailyService:
         idempotent anyway.
         """
         store = self.store
-        due = await store.open_attempts_due(now_ms, SWEEP_BATCH)
+        due = await store.open_attempts_due(now_ms, store.config.daily_sweep_batch)
         if not due:
             return []
         lock = store.sweep_lock(lock_ms / 1000)
@@ -202,7 +200,7 @@ class DailyService:
                     closed_now = await self._close_one(gid)
                     if closed_now is not None:
                         closed.append(closed_now)
-                due = await store.open_attempts_due(now_ms, SWEEP_BATCH)
+                due = await store.open_attempts_due(now_ms, store.config.daily_sweep_batch)
         finally:
             await lock.release()
         return closed
@@ -241,7 +239,7 @@ class DailyService:
         game: str,
         date_text: str | None,
         *,
-        limit: int = DEFAULT_LIMIT,
+        limit: int | None = None,
         asker: str | None = None,
         around_me: bool = False,
     ) -> tuple[Board, DailyDeal | None]:
@@ -267,7 +265,7 @@ class DailyService:
     ) -> p.LeaderboardReply:
         start = time.perf_counter()
         found = await self.find_board(
-            game, date_text, limit=limit or DEFAULT_LIMIT, asker=asker, around_me=around_me
+            game, date_text, limit=limit, asker=asker, around_me=around_me
         )
         if self.metrics is not None:  # one round trip to the store: a latency sample
             self.metrics.redis_latency.observe(time.perf_counter() - start)

@@ -33,14 +33,6 @@ from websockets.server import ServerProtocol
 
 log = logging.getLogger(__name__)
 
-# The protocol already caps a whole message at max_size; this caps how many pieces it
-# may come in (empty fragments cost nothing to send but a list entry each to keep).
-MAX_FRAGMENTS = 256
-
-# Flow control: reading pauses while this many messages wait, resumes at the low mark.
-INBOX_HIGH = 16
-INBOX_LOW = 4
-
 _SHORT = struct.Struct("!BB")
 _MEDIUM = struct.Struct("!BBH")
 _LONG = struct.Struct("!BBQ")
@@ -195,6 +187,12 @@ class Limits:
     ping_timeout: float | None = 20.0  # a ping unanswered this long closes with 1011
     open_timeout: float = 10.0  # from the connection to the end of the handshake
     close_timeout: float = 10.0  # from the close frame to the end of TCP
+    # The protocol already caps a whole message at max_size; this caps how many pieces it
+    # may come in (empty fragments cost nothing to send but a list entry each to keep).
+    max_fragments: int = 256
+    # Flow control: reading pauses while this many messages wait, resumes at the low mark.
+    inbox_high: int = 16
+    inbox_low: int = 4
 
 
 Routes = Callable[["InboxConnection", Request], Awaitable[Response | None]]
@@ -252,7 +250,7 @@ class InboxConnection(asyncio.Protocol):
         inbox = self.inbox
         if not inbox:
             return None
-        if self._reading_paused and len(inbox) <= INBOX_LOW:
+        if self._reading_paused and len(inbox) <= self.limits.inbox_low:
             self._reading_paused = False
             self.transport.resume_reading()
         return inbox.popleft()
@@ -441,9 +439,9 @@ class InboxConnection(asyncio.Protocol):
         fragments = self._fragments
         if not frame.fin or fragments:
             fragments.append(frame)
-            if len(fragments) > MAX_FRAGMENTS:
+            if len(fragments) > self.limits.max_fragments:
                 fragments.clear()
-                self.protocol.fail(1009, f"more than {MAX_FRAGMENTS} fragments")
+                self.protocol.fail(1009, f"more than {self.limits.max_fragments} fragments")
                 self._send_data()
                 self._expect_close()
                 return
@@ -458,7 +456,7 @@ class InboxConnection(asyncio.Protocol):
 
     def _enqueue(self, message: bytes | str) -> None:
         self.inbox.append(message)
-        if len(self.inbox) >= INBOX_HIGH and not self._reading_paused:
+        if len(self.inbox) >= self.limits.inbox_high and not self._reading_paused:
             self._reading_paused = True
             self.transport.pause_reading()
         if self.on_message is not None:

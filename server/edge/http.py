@@ -33,7 +33,6 @@ from websockets.http11 import Request, Response
 import protocol as p
 from server.edge import pages
 from server.metrics import Metrics
-from server.store.boards import MAX_LIMIT
 
 if TYPE_CHECKING:
     from server.daily.service import DailyService
@@ -144,14 +143,15 @@ class HttpRoutes:
         date, as_json = parts[1], False
         if date.endswith(".json"):
             date, as_json = date[: -len(".json")], True
-        limit = MAX_LIMIT
+        most = daily.boards.max_rows
+        limit = most
         if "limit" in query:
             try:
                 limit = int(query["limit"][0])
             except ValueError:
                 limit = 0
-            if not 1 <= limit <= MAX_LIMIT:
-                return text(400, f"limit must be 1 to {MAX_LIMIT}")
+            if not 1 <= limit <= most:
+                return text(400, f"limit must be 1 to {most}")
         try:
             board, deal = await daily.find_board(game, date, limit=limit)
         except p.Refused as refused:

@@ -34,6 +34,7 @@ from typing import Any
 
 import msgspec
 
+from protocol.limits import DEFAULT_LIMITS
 from protocol.messages import Entry
 from server.store import scripts
 from server.store.keys import Keys
@@ -52,8 +53,6 @@ TOTAL_SCORE_CAP = (1 << TOTAL_SCORE_BITS) - 1
 
 SEQ_DIGITS = 10
 ALL_TIME = "all"
-MAX_LIMIT = 100
-DEFAULT_LIMIT = 20
 EPOCH = dt.date(1970, 1, 1)
 
 
@@ -131,9 +130,17 @@ def _strip_seq(value: bytes | str) -> bytes:
 class LeaderboardStore:
     """Reads and writes day boards and all-time boards on a redis.asyncio client."""
 
-    def __init__(self, redis: Any, keys: Keys) -> None:
+    def __init__(
+        self,
+        redis: Any,
+        keys: Keys,
+        default_rows: int = DEFAULT_LIMITS.leaderboard_default_rows,
+        max_rows: int = DEFAULT_LIMITS.leaderboard_max_rows,
+    ) -> None:
         self.redis = redis
         self.keys = keys
+        self.default_rows = default_rows  # rows of a window when the asker names none
+        self.max_rows = max_rows
         self._record_day = redis.register_script(scripts.RECORD_DAY)
         self._window = redis.register_script(scripts.BOARD_WINDOW)
         self._day_decoder = msgspec.json.Decoder(_DayRow)
@@ -173,12 +180,12 @@ class LeaderboardStore:
         game: str,
         date: str,
         *,
-        limit: int = DEFAULT_LIMIT,
+        limit: int | None = None,
         asker: str | None = None,
         around_me: bool = False,
     ) -> Board:
         """A window of the board of `date` (an ISO date or "all"), with the asker's own row."""
-        limit = max(1, min(limit, MAX_LIMIT))
+        limit = max(1, min(limit or self.default_rows, self.max_rows))
         if date == ALL_TIME:
             keys = [self.keys.all_board(game), self.keys.all_stats(game)]
         else:

@@ -56,7 +56,9 @@ class Store:
         self._apply = redis.register_script(scripts.APPLY)
         self._unindex = redis.register_script(scripts.UNINDEX)
         self._game_keys: LRU[str, GameKeys] = LRU(config.game_keys_memo_size)
-        self.boards = LeaderboardStore(redis, self.keys)
+        self.boards = LeaderboardStore(
+            redis, self.keys, config.leaderboard_default_rows, config.leaderboard_max_rows
+        )
         self.stats = StatsStore(redis, self.keys)
         self.commit = GroupCommit(
             redis,

@@ -12,9 +12,9 @@ import pytest
 from support.server_proc import delete_namespace
 
 import engine
-from server.config import Config
+from server.config import DEFAULT, Config
 from server.daily.seeds import DAY_MS, day_start_s
-from server.daily.service import SWEEP_BATCH, DailyService
+from server.daily.service import DailyService
 from server.store.redis_client import create_redis
 from server.store.scripts import Status
 from server.store.store import Store
@@ -45,7 +45,7 @@ async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Sto
     ]
     a, b = services
     players = []
-    n = SWEEP_BATCH * 2 + 50  # more than two batches
+    n = DEFAULT.daily_sweep_batch * 2 + 50  # more than two batches
     for i in range(n):
         player, _token = await stores[0].create_player(f"p{i}", 0)
         record, created = await a.attempt(player, f"p{i}", "bakers_game", MIDNIGHT_MS - 60_000 + i)
