@@ -200,6 +200,11 @@ class DailyService:
                     closed_now = await self._close_one(gid)
                     if closed_now is not None:
                         closed.append(closed_now)
+                # Each further batch only while the lock is still ours: an instance that
+                # stalled past the lock's time, and lost it to another, stops here.
+                if not await lock.renew():
+                    log.warning("daily sweep: lost the sweep lock; another instance sweeps")
+                    break
                 due = await store.open_attempts_due(now_ms, store.config.daily_sweep_batch)
         finally:
             await lock.release()

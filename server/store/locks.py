@@ -7,20 +7,25 @@ stops renewing expires, so a dead instance's work passes to another.
 from __future__ import annotations
 
 import contextlib
+import secrets
 from typing import Any
 
+from redis.asyncio.lock import Lock
 from redis.exceptions import LockError
 
 
 class Lease:
     """A lock held while its holder renews it (non-blocking: taken now or not at all)."""
 
-    def __init__(self, redis: Any, key: str, seconds: float) -> None:
-        self._seconds = seconds
-        self._lock = redis.lock(key, timeout=seconds, blocking=False, thread_local=False)
+    def __init__(self, redis: Any, key: str, seconds: float, owner: str) -> None:
+        self._owner = owner
+        # Not thread-local: an asyncio holder is a task, and the token belongs to this object.
+        self._lock = Lock(redis, key, timeout=seconds, blocking=False, thread_local=False)
 
     async def take(self) -> bool:
-        return bool(await self._lock.acquire())
+        # The token says who holds the lock (for operators) and is this holding's alone.
+        token = f"{self._owner}:{secrets.token_hex(16)}"
+        return bool(await self._lock.acquire(blocking=False, token=token))
 
     async def renew(self) -> bool:
         """Extend the lease by its whole length; False if it was lost (expired and taken)."""

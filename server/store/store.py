@@ -454,12 +454,12 @@ class Store:
 
     def deal_lock(self, game: str, day: str, seconds: float) -> Lease:
         """The lock of the instance searching for a day's deal."""
-        return Lease(self.redis, self.keys.day_deal_lock(game, day), seconds)
+        return Lease(self.redis, self.keys.day_deal_lock(game, day), seconds, self.instance)
 
     def sweep_lock(self, seconds: float) -> Lease:
         """The lock of the instance closing the daily attempts whose day is over."""
-        return Lease(self.redis, self.keys.sweep_lock(), seconds)
+        return Lease(self.redis, self.keys.sweep_lock(), seconds, self.instance)
 
     def bot_lease(self, code: str, seconds: float) -> Lease:
         """The lease of the instance that drives a race's bots."""
-        return Lease(self.redis, self.keys.race_bot_lease(code), seconds)
+        return Lease(self.redis, self.keys.race_bot_lease(code), seconds, self.instance)
