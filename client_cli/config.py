@@ -16,9 +16,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import protocol as p
+
 DEFAULT_SERVER = "ws://127.0.0.1:8765/ws"
 APP_DIR = "solitaire-race"
-MAX_NAME = 24
+MAX_NAME = p.DEFAULT_LIMITS.name_max_chars
 
 
 def config_path() -> Path:

@@ -11,6 +11,10 @@ says what it is doing through `on_status`, sends `hello` with the same token,
 replays the welcome's active games as events, and resends every unanswered
 request that is safe to repeat. For `move` that is always safe: the protocol's
 `n` makes a repeated move a no-op that still gets its `state` reply.
+
+Requests are the protocol's structs and so are the messages: a type this client does not
+know arrives as a `p.UnknownMessage` (passed over by the session), and a message it cannot
+read fails the request it answers, or is logged and passed over if it is an event.
 """
 
 from __future__ import annotations
@@ -22,21 +26,13 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidURI, WebSocketException
 
-from client_cli.messages import (
-    PROTOCOL_VERSION,
-    ProtocolError,
-    ServerError,
-    Welcome,
-    as_error,
-    decode,
-    encode,
-    parse,
-)
+import protocol as p
+from client_cli.messages import Event, Incoming, ProtocolError, ServerError, Welcomed, as_plain
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +53,8 @@ class ConnectError(Exception):
 
 @dataclass
 class _Request:
-    message: dict[str, Any]
-    future: asyncio.Future[dict[str, Any]]
+    message: p.Request
+    future: asyncio.Future[Incoming]
     resend: bool
 
 
@@ -95,8 +91,8 @@ class Connection:
         self.token = token
         self.on_status = on_status
         self.on_token = on_token
-        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.welcome: Welcome | None = None
+        self.events: asyncio.Queue[Event] = asyncio.Queue()
+        self.welcome: p.Welcome | None = None
         self.connected = False
         self._ws: ClientConnection | None = None
         self._ids = itertools.count(1)
@@ -104,10 +100,11 @@ class Connection:
         self._supervisor: asyncio.Task[None] | None = None
         self._closing = False
         self._backoff = Backoff()
+        self._decoder = p.MessageDecoder()
 
     # -- public -------------------------------------------------------------------------
 
-    async def open(self) -> Welcome:
+    async def open(self) -> p.Welcome:
         """Connect for the first time; ConnectError if the server cannot be reached."""
         try:
             await self._open_once()
@@ -119,8 +116,9 @@ class Connection:
         assert self.welcome is not None
         return self.welcome
 
-    async def request(self, message: dict[str, Any], *, resend: bool = True) -> dict[str, Any]:
-        """Send a request and wait for its reply; a ServerError if the reply is an `error`.
+    async def request(self, message: p.Request, *, resend: bool = True) -> Incoming:
+        """Send a request and wait for its reply; a ServerError if the reply is an `error`,
+        a ProtocolError if it cannot be read.
 
         With `resend`, a request unanswered when the connection drops is sent again after
         reconnecting; otherwise it fails with ConnectionLost.
@@ -128,8 +126,8 @@ class Connection:
         if self._closing:
             raise ConnectionLost("the connection is closed")
         rid = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        request = _Request({**message, "id": rid}, future, resend)
+        future: asyncio.Future[Incoming] = asyncio.get_running_loop().create_future()
+        request = _Request(msgspec.structs.replace(message, id=rid), future, resend)
         self._pending[rid] = request
         if self.connected:
             await self._send(request.message)
@@ -140,8 +138,8 @@ class Connection:
             reply = await future
         finally:
             self._pending.pop(rid, None)
-        if reply.get("t") == "error":
-            raise as_error(reply)
+        if isinstance(reply, p.Error):
+            raise ServerError(reply.code, reply.msg)
         return reply
 
     async def close(self) -> None:
@@ -178,15 +176,7 @@ class Connection:
         if welcome.token != self.token:
             self.token = welcome.token
             self.on_token(welcome.token)
-        self.events.put_nowait(
-            {
-                "t": "welcome",
-                "player": welcome.player,
-                "name": welcome.name,
-                "reconnected": again,
-                "active": welcome.active,
-            }
-        )
+        self.events.put_nowait(Welcomed(welcome, again))
         for state in welcome.active:
             self.events.put_nowait(state)
         # Resend what the last connection left unanswered, in the order it was asked.
@@ -195,40 +185,40 @@ class Connection:
             for rid in unanswered:
                 request = self._pending.get(rid)
                 if request is not None and not request.future.done():
-                    log.debug("resending %s", _brief(request.message))
-                    await ws.send(encode(request.message))
+                    _log_message("resending", request.message)
+                    await ws.send(p.encode(request.message))
 
-    async def _hello(self, ws: ClientConnection) -> Welcome:
+    async def _hello(self, ws: ClientConnection) -> p.Welcome:
         token = self.token
         while True:
-            hello: dict[str, Any] = {"t": "hello", "v": PROTOCOL_VERSION, "name": self.name}
-            hello["id"] = 0
-            if token:
-                hello["token"] = token
-            await ws.send(encode(hello))
+            try:
+                hello = p.Hello(id=0, v=p.VERSION, name=self.name, token=token or None)
+            except ValueError as exc:  # a name from a hand-edited settings file
+                raise ConnectError(f"cannot introduce yourself as {self.name!r}: {exc}") from exc
+            await ws.send(p.encode(hello))
             while True:
-                reply = decode(await ws.recv())
-                if reply.get("t") in ("welcome", "error"):
+                reply = self._read(await ws.recv())
+                if isinstance(reply, p.BadFrame) and reply.t in ("welcome", "error"):
+                    raise ProtocolError(f"unreadable {reply.t}: {reply.msg}")
+                if isinstance(reply, p.Welcome | p.Error):
                     break
-            if reply["t"] == "welcome":
-                welcome = parse(reply)
-                assert isinstance(welcome, Welcome)
-                return welcome
-            error = as_error(reply)
-            if error.code == "auth_failed" and token:
+            if isinstance(reply, p.Welcome):
+                return reply
+            error = ServerError(reply.code, reply.msg)
+            if error.code == p.AUTH_FAILED and token:
                 self.on_status("The server does not know your token; joining as a new player.")
                 token = None
                 continue
             raise error
 
-    async def _send(self, message: dict[str, Any]) -> None:
+    async def _send(self, message: p.Request) -> None:
         ws = self._ws
         if ws is None:
             return
-        log.debug("sending %s", _brief(message))
+        _log_message("sending", message)
         # On failure the supervisor notices and reconnects; the request stays pending.
         with contextlib.suppress(ConnectionClosed):
-            await ws.send(encode(message))
+            await ws.send(p.encode(message))
 
     async def _supervise(self) -> None:
         while not self._closing:
@@ -276,23 +266,43 @@ class Connection:
             self.on_status("Reconnected to the server.")
             return
 
+    def _read(self, frame: bytes | str) -> Incoming | p.BadFrame:
+        """A frame as a message; ProtocolError if it is no message at all (a broken link)."""
+        if isinstance(frame, str):
+            raise ProtocolError("the server sent a text frame")
+        message = self._decoder.decode(frame)
+        if isinstance(message, p.BadFrame) and message.t is None:
+            raise ProtocolError(f"a frame that is not a message: {message.msg}")
+        if not isinstance(message, p.BadFrame):
+            _log_message("received", message)
+        return message
+
     def _dispatch(self, frame: bytes | str) -> None:
-        message = decode(frame)
-        log.debug("received %s", _brief(message))
-        rid = message.get("re")
+        message = self._read(frame)
+        rid = message.re
+        request = self._pending.get(rid) if rid is not None else None
+        if isinstance(message, p.BadFrame):
+            # A known type that does not fit its struct (a broken or incompatible server): it
+            # fails the request it answers; an event is passed over, the connection kept.
+            log.warning("unreadable message from the server: %s", message.msg)
+            if request is not None and not request.future.done():
+                request.future.set_exception(ProtocolError(f"unreadable reply: {message.msg}"))
+            return
         if rid is not None:
-            request = self._pending.get(rid) if isinstance(rid, int) else None
             if request is not None and not request.future.done():
                 request.future.set_result(message)
                 return
-            if message.get("t") != "error":
+            if not isinstance(message, p.Error):
                 return  # a late reply to a request that already had its answer
         self.events.put_nowait(message)
 
 
-def _brief(message: dict[str, Any]) -> str:
+def _log_message(what: str, message: msgspec.Struct) -> None:
     """A message for the debug log: never the token, and no board."""
-    return str({k: ("…" if k in ("token", "view", "active") else v) for k, v in message.items()})
+    if log.isEnabledFor(logging.DEBUG):
+        fields = as_plain(message).items()
+        brief = {k: ("…" if k in ("token", "view", "active") else v) for k, v in fields}
+        log.debug("%s %s", what, brief)
 
 
 def describe(exc: BaseException) -> str:

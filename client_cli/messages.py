@@ -1,19 +1,22 @@
-"""The protocol's messages as the client reads them (version 1, docs/protocol.md).
+"""The client's side of the protocol (version 1, docs/protocol.md): what it receives, and
+what can go wrong.
 
-Frames are msgpack maps; `decode` checks that a frame is one, and `parse`
-turns a map into a typed struct, validating field types at the edge so the
-rest of the client never sees a malformed value. Fields the server adds later
-are ignored.
+Requests are built as the protocol's structs (`p.Move(...)`) and encoded with its
+encoder; the server's frames are read into the protocol's structs by its MessageDecoder,
+which ignores fields the server adds later and hands back a message type this client does
+not know as a `p.UnknownMessage`, for the rest of the client to pass over.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-import msgpack
 import msgspec
 
-PROTOCOL_VERSION = 1
+import protocol as p
+
+M = TypeVar("M", bound=p.Message)
 
 
 class ProtocolError(Exception):
@@ -29,157 +32,34 @@ class ServerError(Exception):
         self.msg = msg
 
 
-class State(msgspec.Struct):
-    gid: str
-    kind: str
-    game: str
-    n: int
-    view: dict[str, Any]
-    score: int
-    won: bool
-    over: bool
-    finished: bool
-    elapsed_ms: int = 0
-    race: str | None = None
-    date: str | None = None
-    seed: int | None = None  # practice games only
+@dataclass(frozen=True)
+class Welcomed:
+    """The first event of every session: the server's welcome, and whether the session
+    follows a dropped connection."""
+
+    welcome: p.Welcome
+    reconnected: bool
 
 
-class Welcome(msgspec.Struct):
-    v: int
-    player: str
-    name: str
-    token: str
-    active: list[dict[str, Any]] = []
+# What the server may send, and what the connection hands on as events.
+Incoming = p.Message | p.UnknownMessage
+Event = Incoming | Welcomed
 
 
-class Player(msgspec.Struct):
-    player: str
-    name: str
+def expect(reply: Incoming, kind: type[M]) -> M:
+    """The reply as the message a request is answered with; ProtocolError if it is not."""
+    if not isinstance(reply, kind):
+        raise ProtocolError(f"the server answered with a {tag(reply)!r} message, not {tag(kind)!r}")
+    return reply
 
 
-class Lobby(msgspec.Struct):
-    race: str
-    game: str
-    host: str
-    players: list[Player]
+def tag(message: Incoming | type[p.Message]) -> str:
+    if isinstance(message, p.UnknownMessage):
+        return message.t
+    return str(message.__struct_config__.tag)
 
 
-class Created(msgspec.Struct):
-    race: str
-    game: str
-    max_players: int | None = None
-    time_limit_s: int | None = None
-
-
-class Start(msgspec.Struct):
-    race: str
-    game: str
-    starts_at_ms: int = 0
-    ends_at_ms: int | None = None
-
-
-class Progress(msgspec.Struct):
-    race: str
-    player: str
-    name: str
-    score: int
-    moves: int
-    won: bool = False
-    over: bool = False
-    finished: bool = False
-    elapsed_ms: int = 0
-
-
-class Standing(msgspec.Struct):
-    rank: int
-    player: str
-    name: str
-    score: int
-    moves: int
-    time_ms: int
-    won: bool = False
-    resigned: bool = False
-
-
-class Result(msgspec.Struct):
-    race: str
-    game: str
-    seed: int
-    standings: list[Standing]
-
-
-class Entry(msgspec.Struct):
-    rank: int
-    player: str
-    name: str
-    score: int
-    moves: int
-    time_ms: int
-    won: bool = False
-    # On the all-time board (date "all"): days played, days won, longest daily streak.
-    played: int | None = None
-    days_won: int | None = None
-    best_streak: int | None = None
-
-
-class Leaderboard(msgspec.Struct):
-    game: str
-    date: str
-    total: int
-    entries: list[Entry]
-    me: Entry | None = None
-    seed: int | None = None
-    par: int | None = None  # past days: the length of a winning line of the deal
-    line: list[str] | None = None
-
-
-class Hint(msgspec.Struct):
-    gid: str
-    n: int
-    move: str | None
-    verdict: str
-
-
-TYPES: dict[str, type[msgspec.Struct]] = {
-    "state": State,
-    "welcome": Welcome,
-    "lobby": Lobby,
-    "created": Created,
-    "start": Start,
-    "progress": Progress,
-    "result": Result,
-    "leaderboard": Leaderboard,
-    "hint": Hint,
-}
-
-
-def encode(message: dict[str, Any]) -> bytes:
-    return msgpack.packb(message, use_bin_type=True)
-
-
-def decode(frame: bytes | str) -> dict[str, Any]:
-    if isinstance(frame, str):
-        raise ProtocolError("the server sent a text frame")
-    try:
-        message = msgpack.unpackb(frame, raw=False, strict_map_key=True)
-    except Exception as exc:
-        raise ProtocolError(f"undecodable frame: {exc}") from exc
-    if not isinstance(message, dict) or not isinstance(message.get("t"), str):
-        raise ProtocolError("a frame that is not a message map")
-    return message
-
-
-def parse(message: dict[str, Any]) -> Any:
-    """The typed form of a known message; unknown types come back as the plain dict."""
-    kind = TYPES.get(message["t"])
-    if kind is None:
-        return message
-    try:
-        return msgspec.convert(message, kind)
-    except msgspec.ValidationError as exc:
-        raise ProtocolError(f"malformed {message['t']!r} message: {exc}") from exc
-
-
-def as_error(message: dict[str, Any]) -> ServerError:
-    return ServerError(str(message.get("code", "internal")), str(message.get("msg", "")))
+def as_plain(message: msgspec.Struct) -> dict[str, Any]:
+    """A message's fields as the frame carried them (for --plain's JSON lines and logs)."""
+    out: dict[str, Any] = msgspec.to_builtins(message)
+    return out

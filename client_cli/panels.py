@@ -8,10 +8,10 @@ import textwrap
 
 from client_cli.boards import game_title
 from client_cli.boards.canvas import Canvas, Fragment
-from client_cli.messages import Entry, Leaderboard, Result
 from client_cli.moves import game_moves
 from client_cli.session import GameSession, clock
 from client_cli.theme import Theme
+from protocol import Entry, LeaderboardReply, Result
 
 SIDE_WIDTH = 28
 MAIN_WIDTH = 50
@@ -188,7 +188,7 @@ def result_lines(
 
 
 def leaderboard_lines(
-    board: Leaderboard, me: str, theme: Theme, width: int = 78
+    board: LeaderboardReply, me: str, theme: Theme, width: int = 78
 ) -> list[list[Fragment]]:
     """A board as text; a past day's ends with its par and winning line (wrapped to `width`)."""
     strong, label = theme.style("class:title"), theme.style("class:label")
@@ -241,7 +241,7 @@ def _num(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
-def leaderboard_panel(board: Leaderboard, me: str, theme: Theme) -> Canvas:
+def leaderboard_panel(board: LeaderboardReply, me: str, theme: Theme) -> Canvas:
     canvas = Canvas(MAIN_WIDTH)
     lines = leaderboard_lines(board, me, theme, width=MAIN_WIDTH)
     lines += [[], [(theme.style("class:status"), "Press Enter to leave.")]]

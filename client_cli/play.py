@@ -14,8 +14,9 @@ import contextlib
 import logging
 from typing import Any, Protocol
 
+import protocol as p
 from client_cli.connection import Connection, ConnectionLost
-from client_cli.messages import ServerError
+from client_cli.messages import Event, ProtocolError, ServerError, Welcomed, as_plain, expect
 from client_cli.moves import help_text, resolve
 from client_cli.session import GameSession
 
@@ -112,15 +113,15 @@ class Play:
             message = await self.conn.events.get()
             self.take(message)
 
-    def take(self, message: dict[str, Any], reply: bool = False) -> None:
-        if message.get("t") == "welcome":
+    def take(self, message: Event, reply: bool = False) -> None:
+        if isinstance(message, Welcomed):
             self.session.apply(message)
-            if message.get("reconnected") and self.session.result_missed(message["active"]):
+            if message.reconnected and self.session.result_missed(message.welcome.active):
                 self._tasks.append(asyncio.create_task(self._ask_result(), name="result-again"))
             return
-        if message.get("t") == "error":
-            self.session.say(str(message.get("msg", "error")), error=True)
-            self.listener.message(message)
+        if isinstance(message, p.Error):
+            self.session.say(message.msg, error=True)
+            self.listener.message(as_plain(message))
             self.listener.changed()
             return
         was_finished = self.session.phase in ("finished", "result", "done")
@@ -157,11 +158,12 @@ class Play:
             until += " or the time limit is reached"
         return f"Your game is over. The standings appear once {until}; quit leaves meanwhile."
 
-    def _annotated(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _annotated(self, message: Event) -> dict[str, Any]:
         """States go out with the legal moves (from the engine, on the public view) for bots."""
-        if message.get("t") == "state" and self.session.state is not None:
-            return {**message, "legal": self.session.legal_moves()}
-        return message
+        fields = as_plain(message)
+        if isinstance(message, p.State) and self.session.state is not None:
+            fields["legal"] = self.session.legal_moves()
+        return fields
 
     async def _daily_over(self) -> None:
         """The end of a daily: the player's rank and the board around them."""
@@ -181,7 +183,7 @@ class Play:
         race = self.session.race
         try:
             # Not resent: should this connection drop too, the next welcome asks again.
-            reply = await self.conn.request({"t": "join", "race": race}, resend=False)
+            reply = await self.conn.request(p.Join(race=race), resend=False)
         except ConnectionLost:
             return
         except ServerError as exc:
@@ -190,14 +192,9 @@ class Play:
         self.take(reply, reply=True)
 
     async def show_leaderboard(self, date: str | None) -> None:
-        request: dict[str, Any] = {
-            "t": "leaderboard",
-            "game": self.session.game,
-            "around_me": True,
-            "limit": AROUND_ME_LIMIT,
-        }
-        if date:
-            request["date"] = date
+        request = p.Leaderboard(
+            game=self.session.game, date=date or None, around_me=True, limit=AROUND_ME_LIMIT
+        )
         try:
             reply = await self.conn.request(request)
         except (ServerError, ConnectionLost) as exc:
@@ -230,7 +227,7 @@ class Play:
         if self.resign_pending:
             self.resign_pending = False
             if word in YES_WORDS and session.state is not None and not session.state.finished:
-                await self._send({"t": "resign", "gid": session.state.gid})
+                await self._send(p.Resign(gid=session.state.gid))
             else:
                 session.say("Not resigned: play on.")
             return
@@ -251,7 +248,7 @@ class Play:
             await self.started.wait()
         if session.kind == "practice" and session.state is not None:
             if word in UNDO_WORDS:
-                if await self._send({"t": "undo", "gid": session.state.gid}):
+                if await self._send(p.Undo(gid=session.state.gid)):
                     session.say("Move taken back.")
                 return
             if word in HINT_WORDS:
@@ -278,17 +275,17 @@ class Play:
                 self.resign_pending = True
                 session.say(RESIGN_QUESTION.get(session.kind, RESIGN_QUESTION["race"]))
                 return
-            await self._send({"t": "resign", "gid": session.state.gid})
+            await self._send(p.Resign(gid=session.state.gid))
             return
         if word in ("get", "refresh"):
-            await self._send({"t": "get", "gid": session.state.gid})
+            await self._send(p.Get(gid=session.state.gid))
             return
         resolution = resolve(text, session.legal_moves(), session.game)
         if resolution.move is None:
             self.tell(resolution.problem or "Not a move.", error=True, input=text)
             return
         state = session.state
-        move = {"t": "move", "gid": state.gid, "n": state.n, "m": resolution.move}
+        move = p.Move(gid=state.gid, n=state.n, m=resolution.move)
         # The move that ends the game keeps the notice that says what comes next.
         if await self._send(move) and session.phase == "playing":
             session.say(f"Played {resolution.move}.")
@@ -297,14 +294,16 @@ class Play:
         session = self.session
         assert session.state is not None
         try:
-            reply = await self.conn.request({"t": "hint", "gid": session.state.gid})
+            reply = expect(await self.conn.request(p.Hint(gid=session.state.gid)), p.HintReply)
         except ServerError as exc:
             self.tell(f"{exc.msg} ({exc.code})", error=True)
             return
-        self.listener.message({k: v for k, v in reply.items() if k not in ("id", "re")})
-        move = reply.get("move")
-        why = HINT_VERDICTS.get(str(reply.get("verdict")), "")
-        self.tell(f"Hint: {move} ({why})." if move else "No move is left.")
+        except ProtocolError as exc:
+            self.tell(f"No hint: {exc}", error=True)
+            return
+        self.listener.message(as_plain(reply))
+        why = HINT_VERDICTS.get(reply.verdict, "")
+        self.tell(f"Hint: {reply.move} ({why})." if reply.move else "No move is left.")
 
     async def _start_race(self) -> None:
         session = self.session
@@ -312,29 +311,29 @@ class Play:
             self.tell("Only the host can start the race.", error=True)
             return
         assert session.race is not None
-        if await self._send({"t": "start", "race": session.race}):
+        if await self._send(p.StartRace(race=session.race)):
             session.say("The race is on!")
 
-    async def _send(self, request: dict[str, Any]) -> bool:
+    async def _send(self, request: p.Request) -> bool:
         """Send a request and take in its reply; on an error show the server's reason."""
         try:
             reply = await self.conn.request(request)
         except ServerError as exc:
             self.session.say(self._explain(request, exc), error=True)
-            error = {"t": "error", "code": exc.code, "msg": exc.msg, "request": request}
+            error = {"t": "error", "code": exc.code, "msg": exc.msg, "request": as_plain(request)}
             self.listener.message(error)
-            if exc.code == "out_of_order" and self.session.state is not None:
+            if exc.code == p.OUT_OF_ORDER and isinstance(request, p.Move):
                 with contextlib.suppress(ServerError):
-                    self.take(await self.conn.request({"t": "get", "gid": request["gid"]}), True)
+                    self.take(await self.conn.request(p.Get(gid=request.gid)), True)
             return False
         self.take(reply, reply=True)
         return True
 
-    def _explain(self, request: dict[str, Any], exc: ServerError) -> str:
-        if exc.code == "illegal_move" and self.session.out_of_time():
+    def _explain(self, request: p.Request, exc: ServerError) -> str:
+        if exc.code == p.ILLEGAL_MOVE and self.session.out_of_time():
             return "Time's up: the race's time limit has passed; the standings come next."
-        if exc.code == "illegal_move":
-            return f"Illegal move {request.get('m')}: {exc.msg}"
-        if exc.code == "out_of_order":
+        if exc.code == p.ILLEGAL_MOVE and isinstance(request, p.Move):
+            return f"Illegal move {request.m}: {exc.msg}"
+        if exc.code == p.OUT_OF_ORDER:
             return "The board was out of date; it has been refreshed. Try again."
         return f"{exc.msg} ({exc.code})"

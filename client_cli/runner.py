@@ -16,7 +16,7 @@ from typing import Any
 
 from client_cli.config import Config
 from client_cli.connection import ConnectError, Connection, ConnectionLost
-from client_cli.messages import ServerError
+from client_cli.messages import ProtocolError, ServerError
 from client_cli.panels import leaderboard_lines, plain_text, result_lines
 from client_cli.play import Play
 from client_cli.session import GameSession
@@ -159,6 +159,8 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
             return fail(in_words(exc))
         except ConnectionLost as exc:
             return fail(f"the connection dropped before the server answered: {exc}")
+        except ProtocolError as exc:
+            return fail(f"the server's answer cannot be read: {exc}")
         if ctx.plain:
             await _plain_loop(play)
         else:

@@ -1,6 +1,6 @@
 """What the client knows about the game being played, fed with server messages.
 
-No I/O here: `GameSession.apply` takes a decoded message and updates the
+No I/O here: `GameSession.apply` takes a message (the protocol's struct) and updates the
 state, the race panel and the phase; the play screen and the plain mode only
 read it. The server is authoritative, so everything shown comes from its
 messages; the clock alone runs locally between two states.
@@ -10,19 +10,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-from client_cli.messages import (
-    Created,
-    Leaderboard,
-    Lobby,
-    Progress,
-    Result,
-    Start,
-    State,
-    parse,
-)
+from client_cli.messages import Event, Welcomed
 from client_cli.moves import legal_moves
+from protocol import Created, LeaderboardReply, Lobby, Progress, Result, Start, State
 
 
 @dataclass
@@ -63,7 +54,7 @@ class GameSession:
     # The result came while one's own game was still open: the time limit ended the race.
     time_up: bool = False
     result: Result | None = None
-    leaderboard: Leaderboard | None = None
+    leaderboard: LeaderboardReply | None = None
     notice: str = ""
     notice_is_error: bool = False
     status: str = ""
@@ -72,66 +63,63 @@ class GameSession:
 
     # -- feeding -------------------------------------------------------------------------
 
-    def apply(self, message: dict[str, Any], reply: bool = False) -> bool:
+    def apply(self, message: Event, reply: bool = False) -> bool:
         """Take in one server message; True if it concerned this game.
 
         `reply`: the message answers this client's own request (a daily's first state
         comes only that way, as the player may have other unfinished dailies)."""
-        kind = message.get("t")
-        if kind == "welcome":
-            self.me = str(message.get("player", self.me))
-            self.my_name = str(message.get("name", self.my_name))
+        if isinstance(message, Welcomed):
+            self.me, self.my_name = message.welcome.player, message.welcome.name
             return False
-        parsed = parse(message)
-        if isinstance(parsed, State):
-            return self._apply_state(parsed, reply)
-        if isinstance(parsed, Created):
-            self.race = parsed.race
-            self.time_limit_s = parsed.time_limit_s
+        if isinstance(message, State):
+            return self._apply_state(message, reply)
+        if isinstance(message, Created):
+            self.race = message.race
+            self.time_limit_s = message.time_limit_s
             self.phase = "lobby"
             return True
-        if isinstance(parsed, Lobby) and self._is_my_race(parsed.race):
-            self.race, self.host = parsed.race, parsed.host
+        if isinstance(message, Lobby) and self._is_my_race(message.race):
+            self.race, self.host = message.race, message.host
             if self.phase in ("connecting", "lobby"):
                 self.phase = "lobby"
             # Before the start every seat is at the deal; a lobby heard later (joining a race
             # under way again) names the seats but says nothing of where they are.
             at_deal = self.phase == "lobby"
-            for p in parsed.players:
+            for p in message.players:
                 seat = self.seats.setdefault(p.player, Seat(p.player, p.name))
                 seat.name = p.name
                 if at_deal and not seat.heard:
                     seat.moves = 0
-            seated = {p.player for p in parsed.players}
+            seated = {p.player for p in message.players}
             if self.phase == "lobby":
                 for pid in list(self.seats):
                     if pid not in seated:
                         del self.seats[pid]
             return True
-        if isinstance(parsed, Start) and self._is_my_race(parsed.race):
-            self.start = parsed
-            if parsed.ends_at_ms is not None:
-                self.time_limit_s = (parsed.ends_at_ms - parsed.starts_at_ms) // 1000
+        if isinstance(message, Start) and self._is_my_race(message.race):
+            self.start = message
+            if message.ends_at_ms is not None:
+                self.time_limit_s = (message.ends_at_ms - message.starts_at_ms) // 1000
             if self.phase in ("connecting", "lobby"):
                 self.phase = "playing"
             return True
-        if isinstance(parsed, Progress) and self._is_my_race(parsed.race):
-            seat = self.seats.setdefault(parsed.player, Seat(parsed.player, parsed.name))
-            seat.name, seat.score, seat.moves = parsed.name, parsed.score, parsed.moves
-            seat.won, seat.over, seat.finished = parsed.won, parsed.over, parsed.finished
-            seat.elapsed_ms = parsed.elapsed_ms
+        if isinstance(message, Progress) and self._is_my_race(message.race):
+            seat = self.seats.setdefault(message.player, Seat(message.player, message.name))
+            seat.name, seat.score, seat.moves = message.name, message.score, message.moves
+            seat.won, seat.over, seat.finished = message.won, message.over, message.finished
+            seat.elapsed_ms = message.elapsed_ms
             seat.heard = True
             return True
-        if isinstance(parsed, Result) and self._is_my_race(parsed.race):
-            if parsed == self.result:
+        if isinstance(message, Result) and self._is_my_race(message.race):
+            if message == self.result:
                 return False  # sent again (asked for after a reconnect): nothing new
-            self.result = parsed
+            self.result = message
             own = self.state
             self.time_up = own is not None and not own.finished and self.phase == "playing"
             self.phase = "result"
             return True
-        if isinstance(parsed, Leaderboard):
-            self.leaderboard = parsed
+        if isinstance(message, LeaderboardReply):
+            self.leaderboard = message
             return True
         return False
 
@@ -182,7 +170,7 @@ class GameSession:
                 seat.score = state.score
                 seat.won, seat.over, seat.finished = state.won, state.over, state.over
 
-    def result_missed(self, active: list[dict[str, Any]]) -> bool:
+    def result_missed(self, active: list[State]) -> bool:
         """After a reconnect: did this race end, its result unheard, while we were away?
 
         `active` is the new welcome's unfinished games: the seat's game missing there means
@@ -192,7 +180,7 @@ class GameSession:
             return False
         if self.phase not in ("playing", "finished"):
             return False
-        return not any(g.get("race") == self.race for g in active if isinstance(g, dict))
+        return not any(g.race == self.race for g in active)
 
     def say(self, text: str, error: bool = False) -> None:
         self.notice, self.notice_is_error = text, error

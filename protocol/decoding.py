@@ -1,8 +1,13 @@
-"""Decoding a client's frame into a request, or saying precisely why it cannot be one.
+"""Decoding a frame into a message, or saying precisely why it cannot be one.
 
-msgspec decodes the frame into its request struct (types and fixed constraints); then the
-fields whose bounds are settings are checked against the limits the decoder was built
-with, in msgspec's words, so that a server running with other limits validates with them.
+The server's RequestDecoder: msgspec decodes the frame into its request struct (types and
+fixed constraints); then the fields whose bounds are settings are checked against the
+limits the decoder was built with, in msgspec's words, so that a server running with other
+limits validates with them.
+
+A client's MessageDecoder reads the server's messages into their structs, tolerant of a
+newer server: fields it adds are ignored, and a message type this side does not know comes
+back as an UnknownMessage rather than as an error.
 """
 
 from __future__ import annotations
@@ -14,22 +19,39 @@ import msgspec
 from msgspec import Meta, Struct
 
 from protocol.limits import Bound, Limits
-from protocol.messages import REQUEST_TYPES, Request, RequestId
+from protocol.messages import (
+    MESSAGE_TYPES,
+    REQUEST_TYPES,
+    Message,
+    Request,
+    RequestId,
+    State,
+    Welcome,
+)
 
 
 class _Envelope(Struct):
-    """Just enough of a frame to name it in an error: its type and id, unparsed."""
+    """Just enough of a frame to name it in an error: its type, id and re, unparsed."""
 
     t: msgspec.Raw = msgspec.Raw(b"")
     id: msgspec.Raw = msgspec.Raw(b"")
+    re: msgspec.Raw = msgspec.Raw(b"")
 
 
 class BadFrame(Struct):
-    """A frame that did not decode into a request: what to answer."""
+    """A frame that did not decode into a message: why, and the request it concerns (a
+    request's `id`, a reply's `re`) when that could be read."""
 
     msg: str
     re: int | None = None
     t: str | None = None  # the message type, when it could be read
+
+
+class UnknownMessage(Struct):
+    """A server message of a type this side does not know (a newer server's)."""
+
+    t: str
+    re: int | None = None
 
 
 class RequestDecoder:
@@ -68,21 +90,68 @@ class RequestDecoder:
             return None
 
     def _explain(self, frame: bytes, reason: str) -> BadFrame:
+        return _explain(self._envelope, frame, reason, self._tags, "id")
+
+
+class MessageDecoder:
+    """Decodes one binary frame from the server into its Message, as a client reads them.
+
+    Fields a newer server adds are ignored; a message of a type not in `types` comes back
+    as an UnknownMessage; a frame that is no message, or a message that does not fit its
+    struct, as a BadFrame saying why (its `t` is None when the frame is no message at all).
+    A state's `view` (Any, as the server sends it pre-encoded) must be a map.
+    """
+
+    def __init__(self, types: tuple[type[Message], ...] = MESSAGE_TYPES) -> None:
+        self._decoder = msgspec.msgpack.Decoder(_union(types))
+        self._envelope = msgspec.msgpack.Decoder(_Envelope)
+        self._tags = {t.__struct_config__.tag for t in types}
+
+    def decode(self, frame: bytes) -> Message | UnknownMessage | BadFrame:
         try:
-            env = self._envelope.decode(frame)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-            return BadFrame("a frame must be one msgpack map with string keys")
-        re = _small_int(env.id)
-        t = _small_str(env.t)
-        if not env.t:
-            return BadFrame("message has no type field `t`", re)
-        if t is None:
-            return BadFrame("message type `t` must be a string", re)
-        if t not in self._tags:
-            return BadFrame(f"unknown message type {t!r}", re, t)
-        if env.id and re is None:
-            return BadFrame("`id` must be an integer", None, t)
-        return BadFrame(f"bad {t}: {reason}", re, t)
+            message: Message = self._decoder.decode(frame)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            bad = _explain(self._envelope, frame, str(exc), self._tags, "re")
+            if bad.t is not None and bad.t not in self._tags:
+                return UnknownMessage(bad.t, bad.re)
+            return bad
+        except RecursionError:
+            return BadFrame("message is nested too deeply")
+        states = message.active if isinstance(message, Welcome) else [message]
+        for state in states:
+            if isinstance(state, State) and not _is_map(state.view):
+                t = message.__struct_config__.tag
+                return BadFrame(f"bad {t}: a state's `view` must be a map", message.re, t)
+        return message
+
+
+def _explain(
+    envelope: msgspec.msgpack.Decoder[_Envelope],
+    frame: bytes,
+    reason: str,
+    tags: set[Any],
+    number: str,  # the envelope's field that names the request: a request's id, a reply's re
+) -> BadFrame:
+    try:
+        env = envelope.decode(frame)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return BadFrame("a frame must be one msgpack map with string keys")
+    raw = getattr(env, number)
+    re = _small_int(raw)
+    t = _small_str(env.t)
+    if not env.t:
+        return BadFrame("message has no type field `t`", re)
+    if t is None:
+        return BadFrame("message type `t` must be a string", re)
+    if t not in tags:
+        return BadFrame(f"unknown message type {t!r}", re, t)
+    if raw and re is None:
+        return BadFrame(f"`{number}` must be an integer", None, t)
+    return BadFrame(f"bad {t}: {reason}", re, t)
+
+
+def _is_map(view: Any) -> bool:
+    return isinstance(view, dict) and all(isinstance(k, str) for k in view)
 
 
 class _Bounded(NamedTuple):
@@ -132,7 +201,7 @@ def _out_of_bounds(request: Request, bounds: tuple[_Bounded, ...]) -> str | None
     return None
 
 
-def _union(types: tuple[type[Request], ...]) -> Any:
+def _union(types: tuple[type[Struct], ...]) -> Any:
     union: Any = types[0]
     for t in types[1:]:
         union = union | t

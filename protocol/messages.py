@@ -87,8 +87,12 @@ def _check_game(game: str) -> None:
 # ---------------------------------------------------------------- requests
 
 
-class Request(Struct, tag_field="t", kw_only=True):
-    """Base of every client request; `id` is echoed as `re` in the reply."""
+class Request(Struct, tag_field="t", kw_only=True, omit_defaults=True):
+    """Base of every client request; `id` is echoed as `re` in the reply.
+
+    A client encodes only the fields it sets: an optional field left out is absent from
+    the frame, not nil.
+    """
 
     id: RequestId | None = None
 
@@ -207,7 +211,9 @@ class Message(Struct, tag_field="t", kw_only=True, omit_defaults=True):
 
 class State(Message, tag="state"):
     gid: str
-    kind: Literal["race", "daily", "practice"]
+    # "race", "daily" or "practice"; a str, not a Literal, so that a client still reads a
+    # welcome listing a kind of game a newer server has (and leaves that game alone).
+    kind: str
     game: str
     n: int
     # The engine's public view (a dict), or msgspec.Raw of its msgpack: a move's state is
@@ -292,7 +298,7 @@ class HintReply(Message, tag="hint"):
     gid: str
     n: int  # the move count of the position the hint is for
     move: str | None  # None: no move is left
-    verdict: Literal["won", "unwinnable", "gave_up"]
+    verdict: str  # "won", "unwinnable" or "gave_up" (a str for newer servers, as `kind`)
 
 
 class Entry(msgspec.Struct, omit_defaults=True):
@@ -355,10 +361,18 @@ class Error(Message, tag="error"):
     msg: str
 
 
+# Every message type the server sends, as a client decodes them (protocol/decoding.py).
+MESSAGE_TYPES: tuple[type[Message], ...] = (
+    State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, LeaderboardReply,
+    StatsReply, Error,
+)  # fmt: skip
+
+
 _encoder = msgspec.msgpack.Encoder()
 
 
-def encode(message: Message) -> bytes:
+def encode(message: Message | Request) -> bytes:
+    """The frame of a server message, or of a client's request."""
     return _encoder.encode(message)
 
 

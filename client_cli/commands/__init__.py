@@ -13,6 +13,8 @@ import importlib
 import textwrap
 from typing import Any
 
+from client_cli.config import MAX_NAME
+
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "client_cli.commands.race",
     "client_cli.commands.daily",
@@ -48,7 +50,7 @@ def add_common_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
     parser.add_argument(
         "--name",
         default=default(None),
-        help="your name as others see it, 1 to 24 characters (remembered)",
+        help=f"your name as others see it, 1 to {MAX_NAME} characters (remembered)",
     )
     parser.add_argument(
         "--plain",

@@ -7,12 +7,13 @@ import asyncio
 import sys
 from typing import Any
 
+import protocol as p
 from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.oneshot import ask
 from client_cli.commands.race import PLAY_HELP
 from client_cli.connection import Connection
-from client_cli.messages import Leaderboard, ProtocolError, ServerError, parse
+from client_cli.messages import ServerError
 from client_cli.panels import leaderboard_lines, plain_text
 from client_cli.play import AROUND_ME_LIMIT, Play
 from client_cli.runner import Context, fail, play_game
@@ -45,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
 
     async def setup(play: Play, conn: Connection) -> None:
         try:
-            reply = await conn.request({"t": "daily", "game": args.game})
+            reply = await conn.request(p.Daily(game=args.game))
         except ServerError as exc:
-            if exc.code != "already_played":
+            if exc.code != p.ALREADY_PLAYED:
                 raise
             play.session.say(PLAYED)
             await play.show_leaderboard(None)
@@ -64,15 +65,11 @@ async def where_i_stand(ctx: Context, game: str) -> int:
 
     Asked through the leaderboard (around the player), never with `daily`, which would
     start the attempt's clock."""
-    request = {"t": "leaderboard", "game": game, "around_me": True, "limit": AROUND_ME_LIMIT}
-    reply, me = await ask(ctx, request)
-    if reply is None:
+    request = p.Leaderboard(game=game, around_me=True, limit=AROUND_ME_LIMIT)
+    board, me = await ask(ctx, request, p.LeaderboardReply)
+    if board is None:
         return 1
-    try:
-        board = parse(reply)
-    except ProtocolError as exc:
-        return fail(str(exc))
-    if not isinstance(board, Leaderboard) or board.me is None:
+    if board.me is None:
         return fail(
             "today's deal is not played yet, and playing it needs a terminal "
             "(scripts and bots use --plain)"

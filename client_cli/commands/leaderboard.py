@@ -7,14 +7,16 @@ import asyncio
 import datetime as dt
 from typing import Any
 
+import protocol as p
 from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.oneshot import ask, print_json
-from client_cli.messages import Leaderboard, ProtocolError, parse
 from client_cli.panels import leaderboard_lines, plain_text
 from client_cli.theme import Theme
 
-MAX_LIMIT = 100
+# The protocol's limits: a --limit the server would refuse is told in words first.
+MAX_LIMIT = p.DEFAULT_LIMITS.leaderboard_max_rows
+DEFAULT_LIMIT = p.DEFAULT_LIMITS.leaderboard_default_rows
 
 
 def register(subparsers: Any) -> None:
@@ -33,8 +35,9 @@ def register(subparsers: Any) -> None:
                        help="doublets, quatorze, bakers_game or hopscotch")  # fmt: skip
     board.add_argument("--date", type=date_arg, metavar="D",
                        help="YYYY-MM-DD (UTC day) or 'all' (default: today)")  # fmt: skip
-    board.add_argument("--limit", type=int, default=20, metavar="N",
-                       help=f"how many entries, 1 to {MAX_LIMIT} (default 20)")  # fmt: skip
+    board.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",
+                       help=f"how many entries, 1 to {MAX_LIMIT} "
+                       f"(default {DEFAULT_LIMIT})")  # fmt: skip
     board.add_argument("--around-me", action="store_true",
                        help="centre the entries on your own")  # fmt: skip
     board.set_defaults(func=run)
@@ -53,23 +56,15 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.limit <= MAX_LIMIT:
         raise SystemExit(f"solitaire: --limit must be 1 to {MAX_LIMIT}")
     ctx = build_context(args)
-    request: dict[str, Any] = {"t": "leaderboard", "game": args.game, "limit": args.limit}
-    if args.date:
-        request["date"] = args.date
-    if args.around_me:
-        request["around_me"] = True
-    reply, me = asyncio.run(ask(ctx, request))
-    if reply is None:
+    request = p.Leaderboard(
+        game=args.game, date=args.date, limit=args.limit, around_me=args.around_me
+    )
+    board, me = asyncio.run(ask(ctx, request, p.LeaderboardReply))
+    if board is None:
         return 1
     if ctx.plain:
-        print_json(reply)
+        print_json(board)
         return 0
-    try:
-        board = parse(reply)
-    except ProtocolError as exc:
-        print(f"solitaire: {exc}")
-        return 1
-    assert isinstance(board, Leaderboard)
     plain = Theme(unicode=ctx.theme.unicode, colour=False)
     print(plain_text(leaderboard_lines(board, me, plain)))
     return 0

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TypeVar
 
+import msgspec
+
+import protocol as p
 from client_cli.connection import ConnectError, ConnectionLost
-from client_cli.messages import ServerError
+from client_cli.messages import ProtocolError, ServerError, as_plain, expect
 from client_cli.runner import Context
 
+M = TypeVar("M", bound=p.Message)
 
-async def ask(ctx: Context, request: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+
+async def ask(ctx: Context, request: p.Request, kind: type[M]) -> tuple[M | None, str]:
     """(reply, player id), or (None, "") after printing why there is none."""
 
     def on_status(text: str) -> None:
@@ -21,18 +26,18 @@ async def ask(ctx: Context, request: dict[str, Any]) -> tuple[dict[str, Any] | N
     try:
         welcome = await conn.open()
         ctx.opened()
-        return await conn.request(request), welcome.player
+        return expect(await conn.request(request), kind), welcome.player
     except ConnectError as exc:
         print(f"solitaire: {ctx.unreachable(exc)}", file=sys.stderr)
     except ServerError as exc:
         print(f"solitaire: {exc.msg} ({exc.code})", file=sys.stderr)
-    except ConnectionLost as exc:
+    except (ConnectionLost, ProtocolError) as exc:
         print(f"solitaire: {exc}", file=sys.stderr)
     finally:
         await conn.close()
     return None, ""
 
 
-def print_json(message: dict[str, Any]) -> None:
-    out = {k: v for k, v in message.items() if k not in ("id", "re")}
+def print_json(message: msgspec.Struct) -> None:
+    out = {k: v for k, v in as_plain(message).items() if k not in ("id", "re")}
     print(json.dumps(out, default=str, ensure_ascii=False))

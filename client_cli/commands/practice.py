@@ -6,6 +6,7 @@ import argparse
 import asyncio
 from typing import Any
 
+import protocol as p
 from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.race import PLAY_HELP
@@ -43,10 +44,7 @@ def run(args: argparse.Namespace) -> int:
     session = GameSession(kind="practice", game=args.game)
 
     async def setup(play: Play, conn: Connection) -> None:
-        request: dict[str, Any] = {"t": "practice", "game": args.game}
-        if args.seed is not None:
-            request["seed"] = args.seed
-        reply = await conn.request(request)
+        reply = await conn.request(p.Practice(game=args.game, seed=args.seed))
         play.take(reply, reply=True)
         play.session.say("Practice: undo (u) and hint (i) work here. help lists the rest.")
 

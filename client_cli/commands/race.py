@@ -8,6 +8,7 @@ import logging
 import sys
 from typing import Any
 
+import protocol as p
 from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.solve import _seed
@@ -19,11 +20,13 @@ from client_cli.session import GameSession, Seat
 
 log = logging.getLogger(__name__)
 
-RACE_CODE_ALPHABET = set("23456789ABCDEFGHJKLMNPQRSTUVWXYZ")
-# The server's limits (the protocol's), checked here first so that a mistake is told in
-# words rather than as the server's validation text.
-MIN_PLAYERS, MAX_PLAYERS, DEFAULT_MAX_PLAYERS = 2, 16, 8
-MIN_TIME_LIMIT_S, MAX_TIME_LIMIT_S = 30, 7200
+RACE_CODE_ALPHABET = set(p.RACE_ALPHABET)
+# The protocol's limits (a server's defaults), checked here first so that a mistake is told
+# in words rather than as the server's validation text.
+LIMITS = p.DEFAULT_LIMITS
+MIN_PLAYERS, MAX_PLAYERS = LIMITS.min_players, LIMITS.max_players
+DEFAULT_MAX_PLAYERS = LIMITS.default_max_players
+MIN_TIME_LIMIT_S, MAX_TIME_LIMIT_S = LIMITS.min_time_limit_s, LIMITS.max_time_limit_s
 
 PLAY_HELP = """\
 Playing: type a move and press Enter: Quatorze c3-c8; Baker's Game t3-r0, t2-t6;
@@ -89,7 +92,8 @@ def _time_limit(text: str) -> int:
     seconds = _whole_number(text, "seconds")
     if not MIN_TIME_LIMIT_S <= seconds <= MAX_TIME_LIMIT_S:
         raise argparse.ArgumentTypeError(
-            f"a time limit is {MIN_TIME_LIMIT_S} to {MAX_TIME_LIMIT_S} seconds (2 hours); "
+            f"a time limit is {MIN_TIME_LIMIT_S} to {MAX_TIME_LIMIT_S} seconds "
+            f"({MAX_TIME_LIMIT_S / 3600:g} hours); "
             f"{seconds} is too {'short' if seconds < MIN_TIME_LIMIT_S else 'long'}"
         )
     return seconds
@@ -119,16 +123,14 @@ def run_new(args: argparse.Namespace) -> int:
         return 2
     ctx = build_context(args)
     session = GameSession(kind="race", game=args.game)
-    create: dict[str, Any] = {"t": "create", "game": args.game}
-    if args.seed is not None:
-        create["seed"] = args.seed
-    if args.max_players is not None:
-        create["max_players"] = args.max_players
-    if args.time_limit is not None:
-        create["time_limit_s"] = args.time_limit
-    if args.bots:
-        create["bots"] = args.bots
-        create["bot_strength"] = args.bot_strength
+    create = p.Create(
+        game=args.game,
+        seed=args.seed,
+        max_players=args.max_players,
+        time_limit_s=args.time_limit,
+        bots=args.bots,
+        bot_strength=args.bot_strength if args.bots else "medium",  # the default: not sent
+    )
 
     async def setup(play: Play, conn: Connection) -> None:
         # Never resent: a second `create` would make a second race.
@@ -155,20 +157,20 @@ def run_join(args: argparse.Namespace) -> int:
     async def setup(play: Play, conn: Connection) -> None:
         assert conn.welcome is not None
         for state in conn.welcome.active:
-            if state.get("kind") == "race" and state.get("race") == code:
-                session.game = str(state.get("game"))
+            if state.kind == "race" and state.race == code:
+                session.game = state.game
                 play.take(state, reply=True)
                 play.session.say("Welcome back: carrying on where you left off.")
                 # The welcome carries one's own game only: the lobby names the other seats.
                 # (A server that follows it with the race's `start` and a `progress` per seat
                 # also gives the time limit and where everyone is.)
                 try:
-                    play.take(await conn.request({"t": "join", "race": code}), reply=True)
+                    play.take(await conn.request(p.Join(race=code)), reply=True)
                 except ServerError as exc:  # the game itself is back; only names are missing
                     log.warning("race %s: no lobby on rejoining: %s", code, exc)
                 return
-        reply = await conn.request({"t": "join", "race": code})
-        session.game = str(reply.get("game", ""))
+        reply = await conn.request(p.Join(race=code))
+        session.game = reply.game if isinstance(reply, p.Lobby) else ""
         play.take(reply, reply=True)
 
     return asyncio.run(play_game(ctx, session, setup))

@@ -11,10 +11,11 @@ import json
 import textwrap
 from typing import Any
 
+import protocol as p
 from client_cli.commands import add_command, game_arg
 from engine.solve import solve
 
-SEED_MAX = 2**31 - 1
+SEED_MAX = p.SEED_MAX
 VERDICTS = {
     "won": "won",
     "unwinnable": "proven unwinnable",

@@ -6,11 +6,13 @@ import argparse
 import asyncio
 from typing import Any
 
+import msgspec
+
+import protocol as p
 from client_cli.boards import game_title
 from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.oneshot import ask, print_json
-from client_cli.session import clock
 
 
 def register(subparsers: Any) -> None:
@@ -29,12 +31,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ctx = build_context(args)
-    reply, _me = asyncio.run(ask(ctx, {"t": "stats"}))
+    reply, _me = asyncio.run(ask(ctx, p.Stats(), p.StatsReply))
     if reply is None:
         return 1
-    games = reply.get("games")
-    if args.game and isinstance(games, dict):
-        reply = {**reply, "games": {k: v for k, v in games.items() if k == args.game}}
+    if args.game:
+        games = {k: v for k, v in reply.games.items() if k == args.game}
+        reply = msgspec.structs.replace(reply, games=games)
     if ctx.plain:
         print_json(reply)
     else:
@@ -53,46 +55,21 @@ COLUMNS = (
 )
 
 
-def format_stats(reply: dict[str, Any]) -> str:
-    """A table of the per-game figures; figures this client does not know are listed too."""
-    games = reply.get("games")
-    if isinstance(games, dict) and all(isinstance(v, dict) for v in games.values()):
-        header = f"{'Game':<14}" + " ".join(f"{title:>{_width(title)}}" for _, title in COLUMNS)
-        lines = [f"Daily challenge statistics for {reply.get('name', 'you')}", "", header]
-        for game, figures in games.items():
-            cells = []
-            for key, title in COLUMNS:
-                value = figures.get(key)
-                cells.append(f"{'-' if value is None else value!s:>{_width(title)}}")
-            lines.append(f"{game_title(game):<14}" + " ".join(cells))
-        if not games:
-            lines.append("(no daily challenge played yet)")
-        return "\n".join(lines)
-    return _format_generic(reply)
+def format_stats(reply: p.StatsReply) -> str:
+    """A table of the per-game figures."""
+    header = f"{'Game':<14}" + " ".join(f"{title:>{_width(title)}}" for _, title in COLUMNS)
+    lines = [f"Daily challenge statistics for {reply.name}", "", header]
+    for game, figures in reply.games.items():
+        cells = []
+        for key, title in COLUMNS:
+            value = getattr(figures, key)
+            shown = "-" if value is msgspec.UNSET else str(value)
+            cells.append(f"{shown:>{_width(title)}}")
+        lines.append(f"{game_title(game):<14}" + " ".join(cells))
+    if not reply.games:
+        lines.append("(no daily challenge played yet)")
+    return "\n".join(lines)
 
 
 def _width(title: str) -> int:
     return max(len(title), 6) if title != "Last played" else 11
-
-
-def _format_generic(reply: dict[str, Any]) -> str:
-    games = reply.get("games")
-    if isinstance(games, dict):
-        rows = list(games.items())
-    elif isinstance(games, list):
-        rows = [(str(g.get("game", "?")), g) for g in games if isinstance(g, dict)]
-    else:
-        rows = [(str(reply.get("game", "")), reply)]
-    lines = [f"Daily challenge statistics for {reply.get('name', 'you')}"]
-    for game, figures in rows:
-        lines.append("")
-        lines.append(game_title(game) if game else "All games")
-        if not isinstance(figures, dict):
-            lines.append(f"  {figures}")
-            continue
-        for key, value in figures.items():
-            if key in ("t", "re", "game", "player", "name"):
-                continue
-            shown = clock(value) if key.endswith("_ms") and isinstance(value, int) else value
-            lines.append(f"  {key.replace('_', ' '):<22} {shown}")
-    return "\n".join(lines)

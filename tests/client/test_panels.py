@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from client_cli.messages import Leaderboard, Result
 from client_cli.panels import leaderboard_lines, plain_text, result_lines
 from client_cli.theme import Theme
+from protocol import LeaderboardReply, Result
 
 PLAIN = Theme(unicode=True, colour=False)
 
@@ -41,7 +41,7 @@ def test_daily_board_around_me_and_all_time_board() -> None:
              "time_ms": 90_000, "won": False},
         ],
         "me": {"rank": 12, "player": "me", "name": "me", "score": 30, "moves": 70,
-               "time_ms": 90_000, "won": False}}, Leaderboard)  # fmt: skip
+               "time_ms": 90_000, "won": False}}, LeaderboardReply)  # fmt: skip
     assert plain_text(leaderboard_lines(day, "me", PLAIN)) == "\n".join([
         "Daily Hopscotch, 2026-11-28: you are #12 of 40",
         "Seed 77 (the day is over)",
@@ -54,7 +54,7 @@ def test_daily_board_around_me_and_all_time_board() -> None:
         "game": "doublets", "date": "all", "total": 1,
         "entries": [{"rank": 1, "player": "x", "name": "xavier", "score": 96, "moves": 0,
                      "time_ms": 0, "won": False, "played": 3, "days_won": 1,
-                     "best_streak": 2}]}, Leaderboard)  # fmt: skip
+                     "best_streak": 2}]}, LeaderboardReply)  # fmt: skip
     assert plain_text(leaderboard_lines(ever, "me", Theme(unicode=False, colour=False))) == (
         "Daily Doublets, all time: 1 player\n"
         "\n"
@@ -66,7 +66,7 @@ def test_daily_board_around_me_and_all_time_board() -> None:
 def test_a_past_days_board_ends_with_its_par_and_winning_line() -> None:
     past = msgspec.convert({
         "game": "quatorze", "date": "2026-11-28", "total": 0, "seed": 5, "entries": [],
-        "par": 3, "line": ["c0-c15", "c0-c2", "c0-c1"]}, Leaderboard)  # fmt: skip
+        "par": 3, "line": ["c0-c15", "c0-c2", "c0-c1"]}, LeaderboardReply)  # fmt: skip
     assert plain_text(leaderboard_lines(past, "me", PLAIN)) == "\n".join([
         "Daily Quatorze, 2026-11-28: 0 players",
         "Seed 5 (the day is over)",

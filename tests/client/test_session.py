@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import random
+from typing import Any
+
+import msgspec
 
 import engine
+import protocol as p
 from client_cli.connection import Backoff
 from client_cli.session import GameSession, clock
+
+DECODER = p.MessageDecoder()
+
+
+def read(message: dict[str, Any]) -> Any:
+    """A message as the client reads it off the wire: through the protocol's decoder."""
+    decoded = DECODER.decode(msgspec.msgpack.encode(message))
+    assert isinstance(decoded, p.Message), decoded
+    return decoded
 
 
 def state(n: int, gid: str = "r.ABCDEF.p1", **extra: object) -> dict:
@@ -24,30 +37,32 @@ def progress(player: str, name: str, score: int, moves: int, **extra: object) ->
 
 def test_a_race_goes_from_lobby_to_play_to_result() -> None:
     s = GameSession(kind="race", game="quatorze", me="p1")
-    s.apply({"t": "created", "race": "ABCDEF", "game": "quatorze", "max_players": 8,
-             "time_limit_s": None})  # fmt: skip
+    s.apply(read({"t": "created", "race": "ABCDEF", "game": "quatorze", "max_players": 8,
+                  "time_limit_s": None}))  # fmt: skip
     assert s.phase == "lobby" and s.race == "ABCDEF"
     players = [{"player": "p1", "name": "ann"}, {"player": "p2", "name": "bo"}]
-    s.apply({"t": "lobby", "race": "ABCDEF", "game": "quatorze", "host": "p1", "players": players})
+    s.apply(
+        read({"t": "lobby", "race": "ABCDEF", "game": "quatorze", "host": "p1", "players": players})
+    )
     assert [seat.name for seat in s.seats.values()] == ["ann", "bo"]
-    s.apply({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 5})
+    s.apply(read({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 5}))
     assert s.phase == "playing"
-    s.apply(state(0))
-    s.apply(state(3, finished=True, over=True))
+    s.apply(read(state(0)))
+    s.apply(read(state(3, finished=True, over=True)))
     assert s.phase == "finished" and s.seats["p1"].score == 6
-    s.apply(progress("p2", "bo", 10, 5))
+    s.apply(read(progress("p2", "bo", 10, 5)))
     assert [seat.name for seat in s.standings_panel()] == ["bo", "ann"]
-    s.apply({"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1, "standings": []})
+    s.apply(read({"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1, "standings": []}))
     assert s.phase == "result" and s.result is not None and s.result.seed == 1
 
 
 def test_stale_and_foreign_states_are_ignored() -> None:
     s = GameSession(kind="race", game="quatorze", race="ABCDEF")
-    assert s.apply(state(4))
-    assert not s.apply(state(3))  # older than what is shown
-    assert not s.apply(state(9, gid="r.ABCDEF.p9"))  # someone else's seat
-    assert not s.apply(state(5, race="ZZZZZZ"))  # another race
-    assert not s.apply(progress("p2", "bo", 1, 1, race="ZZZZZZ"))
+    assert s.apply(read(state(4)))
+    assert not s.apply(read(state(3)))  # older than what is shown
+    assert not s.apply(read(state(9, gid="r.ABCDEF.p9")))  # someone else's seat
+    assert not s.apply(read(state(5, race="ZZZZZZ")))  # another race
+    assert not s.apply(read(progress("p2", "bo", 1, 1, race="ZZZZZZ")))
     assert s.state is not None and s.state.n == 4
 
 
@@ -56,8 +71,8 @@ def test_a_daily_takes_its_first_state_only_from_its_own_request() -> None:
     del daily["race"]
     s = GameSession(kind="daily", game="quatorze")
     # An unfinished daily of another day, listed in welcome.active, is not today's.
-    assert not s.apply({**daily, "gid": "d.quatorze.2026-11-28.p1", "date": "2026-11-28"})
-    assert s.apply(daily, reply=True)
+    assert not s.apply(read({**daily, "gid": "d.quatorze.2026-11-28.p1", "date": "2026-11-28"}))
+    assert s.apply(read(daily), reply=True)
     assert s.state is not None and s.state.date == "2026-11-29"
 
 
@@ -79,19 +94,19 @@ def test_backoff_doubles_to_a_cap_with_jitter() -> None:
 
 def test_after_a_reconnect_a_race_that_may_have_ended_asks_for_its_result() -> None:
     s = GameSession(kind="race", game="quatorze", me="p1", race="ABCDEF")
-    s.apply({"t": "lobby", "race": "ABCDEF", "game": "quatorze", "host": "p1",
-             "players": [{"player": "p1", "name": "ann"}]})  # fmt: skip
+    s.apply(read({"t": "lobby", "race": "ABCDEF", "game": "quatorze", "host": "p1",
+                  "players": [{"player": "p1", "name": "ann"}]}))  # fmt: skip
     assert not s.result_missed([])  # still in the lobby: the welcome's lobby follows
-    s.apply({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 5})
-    s.apply(state(2))
-    assert not s.result_missed([state(2)])  # the game is still open: play carries on
-    assert s.result_missed([state(0, gid="r.ZZZZZZ.p1", race="ZZZZZZ")])
-    s.apply(state(3, finished=True, over=True))
+    s.apply(read({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 5}))
+    s.apply(read(state(2)))
+    assert not s.result_missed([read(state(2))])  # the game is still open: play carries on
+    assert s.result_missed([read(state(0, gid="r.ZZZZZZ.p1", race="ZZZZZZ"))])
+    s.apply(read(state(3, finished=True, over=True)))
     assert s.result_missed([])
     result = {"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1, "standings": []}
-    assert s.apply(result)
+    assert s.apply(read(result))
     assert not s.result_missed([])
-    assert not s.apply(dict(result))  # the same result sent again is nothing new
+    assert not s.apply(read(dict(result)))  # the same result sent again is nothing new
     assert s.phase == "result"
     assert not GameSession(kind="daily", game="quatorze").result_missed([])
 
@@ -103,28 +118,28 @@ def lobby(*players: tuple[str, str]) -> dict:
 
 def test_seats_not_heard_from_since_the_deal_have_the_deals_score() -> None:
     s = GameSession(kind="race", game="quatorze", me="p1", my_name="ann")
-    s.apply(lobby(("p1", "ann"), ("p2", "bo")))
-    s.apply({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 5})
-    s.apply({**state(0), "score": 1})  # as Doublets deals: one card on the foundation
+    s.apply(read(lobby(("p1", "ann"), ("p2", "bo"))))
+    s.apply(read({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 5}))
+    s.apply(read({**state(0), "score": 1}))  # as Doublets deals: one card on the foundation
     assert [(x.name, x.score, x.moves) for x in s.standings_panel()] == [
         ("ann", 1, 0), ("bo", 1, 0)]  # fmt: skip
-    s.apply(progress("p2", "bo", 3, 2))
-    s.apply({**state(1), "score": 2})
+    s.apply(read(progress("p2", "bo", 3, 2)))
+    s.apply(read({**state(1), "score": 2}))
     assert (s.seats["p2"].score, s.seats["p1"].score) == (3, 2)
 
 
 def test_a_lobby_heard_during_play_names_seats_without_guessing_their_figures() -> None:
     """Coming back to a race under way: the welcome brings one's own game, `join` the lobby."""
     s = GameSession(kind="race", game="quatorze", me="p1", my_name="ann", race="ABCDEF")
-    s.apply(state(3))
-    s.apply(lobby(("p1", "ann"), ("p2", "bo")))
+    s.apply(read(state(3)))
+    s.apply(read(lobby(("p1", "ann"), ("p2", "bo"))))
     assert (s.seats["p1"].name, s.seats["p1"].score, s.seats["p1"].moves) == ("ann", 6, 3)
     assert (s.seats["p2"].name, s.seats["p2"].score, s.seats["p2"].moves) == ("bo", None, None)
     assert s.remaining_ms() is None  # no time limit known yet
     # What a server may send next: the race's start and where every seat is.
-    s.apply({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 1000,
-             "ends_at_ms": 601_000})  # fmt: skip
-    s.apply(progress("p2", "bo", 4, 2))
+    s.apply(read({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 1000,
+                  "ends_at_ms": 601_000}))  # fmt: skip
+    s.apply(read(progress("p2", "bo", 4, 2)))
     assert (s.seats["p2"].score, s.seats["p2"].moves) == (4, 2)
     assert s.limit_ms() == 600_000 and s.remaining_ms() is not None
     assert s.phase == "playing"
@@ -132,20 +147,20 @@ def test_a_lobby_heard_during_play_names_seats_without_guessing_their_figures() 
 
 def test_a_result_while_ones_game_is_open_means_times_up() -> None:
     s = GameSession(kind="race", game="quatorze", me="p1", race="ABCDEF")
-    s.apply({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 0,
-             "ends_at_ms": 30_000})  # fmt: skip
-    s.apply(state(0))
+    s.apply(read({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 0,
+                  "ends_at_ms": 30_000}))  # fmt: skip
+    s.apply(read(state(0)))
     assert not s.time_up and s.remaining_ms() is not None
     standing = {"rank": 1, "player": "p1", "name": "ann", "score": 0, "moves": 0,
                 "time_ms": 30_000, "won": False, "resigned": False}  # fmt: skip
-    s.apply({"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1,
-             "standings": [standing]})  # fmt: skip
+    s.apply(read({"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1,
+                  "standings": [standing]}))  # fmt: skip
     assert s.time_up and s.out_of_time()
     assert (s.elapsed_ms(), s.remaining_ms()) == (30_000, 0)
     # A game that ended by itself before the result is no time-up.
     done = GameSession(kind="race", game="quatorze", me="p1", race="ABCDEF")
-    done.apply(state(0))
-    done.apply(state(1, finished=True, over=True))
-    done.apply({"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1,
-                "standings": [standing]})  # fmt: skip
+    done.apply(read(state(0)))
+    done.apply(read(state(1, finished=True, over=True)))
+    done.apply(read({"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1,
+                     "standings": [standing]}))  # fmt: skip
     assert not done.time_up
