@@ -32,7 +32,12 @@ What it does (loopback only, bounded in time and connection count, stops by itse
 - finally `--idle` connections are opened to each server (to the race server as greeted
   players) and the server's resident memory per idle connection is reported.
 
-Prints the figures and the ratios server/echo.
+- a durable echo (the same echo, but each message is appended to the race server's Redis
+  through redis-py before its reply, the appends of one loop turn in one pipeline, as the
+  server's group commit does) runs as a third load in the same rounds: the floor of
+  "stored before the reply" with this stack; at the end the stored messages are counted.
+
+Prints the figures and the ratios server/echo and server/durable echo.
 """
 
 from __future__ import annotations
@@ -109,6 +114,59 @@ def run_echo_server(port: int) -> None:
         async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024):
             print("ready", flush=True)
             await stop.wait()
+
+    asyncio.run(main())
+
+
+def run_durable_echo_server(port: int, redis_url: str, key: str) -> None:
+    """The echo, durable: each message is appended to a Redis list before its reply. The
+    appends of one loop turn go in one pipeline (one round trip), as the race server's
+    group commit sends the moves of a turn in one script call."""
+    import redis.asyncio as aioredis
+    from websockets.asyncio.server import serve
+
+    decoder = msgspec.msgpack.Decoder()
+    encoder = msgspec.msgpack.Encoder()
+
+    async def main() -> None:
+        gc.freeze()
+        gc.set_threshold(DEFAULT.gc_young_threshold, *gc.get_threshold()[1:])
+        redis = aioredis.Redis.from_url(redis_url)
+        loop = asyncio.get_running_loop()
+        pending: list[tuple[bytes, asyncio.Future[None]]] = []
+        wake = asyncio.Event()
+
+        async def writer() -> None:
+            while True:
+                await wake.wait()
+                wake.clear()
+                batch, pending[:] = list(pending), []
+                if not batch:
+                    continue
+                async with redis.pipeline(transaction=False) as pipe:
+                    pipe.rpush(key, *[frame for frame, _ in batch])
+                    await pipe.execute()
+                for _, fut in batch:
+                    fut.set_result(None)
+
+        async def handler(ws) -> None:  # type: ignore[no-untyped-def]
+            async for frame in ws:
+                msg = decoder.decode(frame)
+                fut = loop.create_future()
+                pending.append((frame, fut))
+                wake.set()
+                await fut  # stored before the reply
+                msg["re"] = msg.get("id")
+                await ws.send(encoder.encode(msg))
+
+        task = asyncio.create_task(writer())
+        stop = asyncio.Event()
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+        async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024):
+            print("ready", flush=True)
+            await stop.wait()
+        task.cancel()
+        await redis.aclose()
 
     asyncio.run(main())
 
@@ -202,6 +260,7 @@ class Load:
     errors: int = 0
     acked_by_gid: dict[str, int] = field(default_factory=dict)
     client_cpu: float = 0.0
+    replies: int = 0  # every reply, the warm-up's too (the echo loads)
 
 
 @dataclass
@@ -244,6 +303,7 @@ async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
             done = time.perf_counter()
             if reply.re != n:
                 load.errors += 1
+            load.replies += 1
             if now >= window.start:  # the warm-up is not counted
                 load.rtts.append(done - now)
                 load.moves += 1
@@ -390,9 +450,14 @@ def main() -> int:
                              "from its own checkout and venv) run on the same store in the same "
                              "alternating rounds, and compared with this one")  # fmt: skip
     parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-durable-echo", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
         run_echo_server(args.serve_echo)
+        return 0
+    if args.serve_durable_echo:
+        port, url, key = args.serve_durable_echo
+        run_durable_echo_server(int(port), url, key)
         return 0
     if not (1 <= args.players <= 2000 and 0 < args.seconds <= 60 and 0 <= args.idle <= 20000
             and 1 <= args.rounds <= 10):  # fmt: skip
@@ -504,16 +569,36 @@ async def run(args: argparse.Namespace) -> int:
                                   args.baseline_server)
             )  # fmt: skip
         procs += [t.proc for t in targets]
+        # The durable echo: the floor of "stored before the reply" with this stack, on the
+        # first race server's store.
+        durable_port = free_port()
+        durable_key = f"{{bench-durable-{uuid.uuid4().hex[:8]}}}:log"
+        durable = subprocess.Popen(
+            [sys.executable, __file__, "--serve-durable-echo", str(durable_port),
+             targets[0].redis_url, durable_key],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        procs.append(durable)
+        wait_port(durable_port)
         wait_port(echo_port)
         for t in targets:
             wait_port(t.port)
         echo_url = f"ws://127.0.0.1:{echo_port}/"
 
+        durable_url = f"ws://127.0.0.1:{durable_port}/"
         echo_runs: list[Figures] = []
+        durable_runs: list[Figures] = []
+        durable_acked = durable_errors = 0
         for r in range(args.rounds):
             load, secs, cpu = await drive(echo_bot, echo_url, args.players, args.seconds,
                                           args.warmup, seqs, echo.pid)  # fmt: skip
             echo_runs.append(summarise(f"echo, round {r + 1}", load, secs, cpu))
+            load, secs, cpu = await drive(echo_bot, durable_url, args.players, args.seconds,
+                                          args.warmup, seqs, durable.pid)  # fmt: skip
+            durable_runs.append(summarise(f"durable echo, round {r + 1}", load, secs, cpu))
+            durable_acked += load.replies
+            durable_errors += load.errors
             for t in targets:
                 load, secs, cpu = await drive(race_bot, t.url, args.players, args.seconds,
                                               args.warmup, seqs, t.proc.pid)  # fmt: skip
@@ -522,7 +607,9 @@ async def run(args: argparse.Namespace) -> int:
                 t.total.races += load.races
                 t.total.errors += load.errors
         stored = [await stored_moves(t.redis_url, t.namespace, t.total) for t in targets]
+        durable_stored = await list_length(targets[0].redis_url, durable_key)
         echo_f = median_of("echo (websockets+msgpack)", echo_runs)
+        durable_f = median_of("durable echo (+ redis-py)", durable_runs)
         medians = [median_of(t.name, t.runs) for t in targets]
         if args.idle:
             echo_f.idle_kb = await idle_connections(echo_url, args.idle, echo.pid, hello=False)
@@ -530,10 +617,11 @@ async def run(args: argparse.Namespace) -> int:
             medians[0].idle_kb = await idle_connections(
                 targets[0].url, args.idle, targets[0].proc.pid, hello=True
             )
-        for p in (echo, *(t.proc for t in targets)):
+        for p in (echo, durable, *(t.proc for t in targets)):
             p.send_signal(signal.SIGTERM)
         # Waited for in threads: our event loop must keep answering closing handshakes.
         await asyncio.to_thread(echo.wait, 10)
+        await asyncio.to_thread(durable.wait, 10)
         for t in targets:
             try:
                 await asyncio.to_thread(t.proc.wait, 60)
@@ -548,7 +636,8 @@ async def run(args: argparse.Namespace) -> int:
         print(f"  {'':36}{'moves/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'server CPU':>12}"
               f"{'bots CPU':>10}{'KB/idle conn':>14}")  # fmt: skip
         print(f"  {'':36}{'':>9}{'':>9}{'':>9}{'us/move':>12}{'us/move':>10}")
-        rows = [*echo_runs, *(f for t in targets for f in t.runs), echo_f, *medians]
+        rows = [*echo_runs, *durable_runs, *(f for t in targets for f in t.runs), echo_f,
+                durable_f, *medians]  # fmt: skip
         for f in rows:
             idle = f"{f.idle_kb:14.1f}" if f.idle_kb else ""
             print(f"  {f.name:36}{f.rate:9.0f}{f.p50_ms:9.2f}{f.p99_ms:9.2f}{f.cpu_us:12.1f}"
@@ -559,9 +648,20 @@ async def run(args: argparse.Namespace) -> int:
             )
             label = f" ({t.name})" if len(targets) > 1 else ""
             print(f"  ratio server/echo{label} (medians): throughput "
-                  f"{server_f.rate / echo_f.rate:.2f} (target >= 0.50; by round {per_round}), "
-                  f"p99 {server_f.p99_ms / echo_f.p99_ms:.2f} (target <= 3), "
+                  f"{server_f.rate / echo_f.rate:.2f} (by round {per_round}), "
+                  f"p99 {server_f.p99_ms / echo_f.p99_ms:.2f}, "
                   f"server CPU per move {server_f.cpu_us / echo_f.cpu_us:.1f}x")  # fmt: skip
+        for t, server_f in zip(targets, medians, strict=True):
+            per_round = ", ".join(
+                f"{s.rate / e.rate:.2f}" for e, s in zip(durable_runs, t.runs, strict=True)
+            )
+            label = f" ({t.name})" if len(targets) > 1 else ""
+            print(f"  ratio server/durable echo{label} (medians): throughput "
+                  f"{server_f.rate / durable_f.rate:.2f} (target >= 0.70; by round {per_round}), "
+                  f"p99 {server_f.p99_ms / durable_f.p99_ms:.2f} (target <= 2), "
+                  f"server CPU per move {server_f.cpu_us / durable_f.cpu_us:.1f}x")  # fmt: skip
+        print(f"  durable echo: {durable_acked} replies, {durable_stored} messages stored, "
+              f"{durable_errors} errors")  # fmt: skip
         if len(targets) == 2:
             (a, b), (fa, fb) = targets, medians
             per_round = ", ".join(
@@ -571,7 +671,7 @@ async def run(args: argparse.Namespace) -> int:
                   f"(by round {per_round}), p50 {fa.p50_ms / fb.p50_ms:.2f}, "
                   f"p99 {fa.p99_ms / fb.p99_ms:.2f}, "
                   f"server CPU per move {fa.cpu_us / fb.cpu_us:.2f}")  # fmt: skip
-        ok = True
+        ok = durable_stored >= durable_acked and durable_errors == 0
         for t, (found, acked) in zip(targets, stored, strict=True):
             commit = [line for line in t.log.read_text().splitlines()
                       if "group commit:" in line]  # fmt: skip
@@ -626,6 +726,19 @@ async def stored_moves(url: str, namespace: str, load: Load) -> tuple[int, int]:
     await r.aclose()
     found = sum(min(c, a) for c, a in zip(counts, load.acked_by_gid.values(), strict=True))
     return found, sum(load.acked_by_gid.values())
+
+
+async def list_length(url: str, key: str) -> int:
+    """Entries of a list, which is then dropped (the durable echo's log)."""
+    import redis.asyncio as aioredis
+
+    r = aioredis.Redis.from_url(url)
+    try:
+        n = int(await r.llen(key))
+        await r.delete(key)
+        return n
+    finally:
+        await r.aclose()
 
 
 async def drop_namespace(url: str, namespace: str) -> None:
