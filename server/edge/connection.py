@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
 
-from websockets.frames import Frame, Opcode
+from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
@@ -204,8 +204,8 @@ Handler = Callable[["InboxConnection"], Awaitable[None]]
 class InboxConnection(asyncio.Protocol):
     """One client connection, with its data messages in `inbox`.
 
-    `inbox` holds bytes for binary messages and str for text messages (decoded
-    leniently: the server refuses text anyway). `on_message` is called after each
+    `inbox` holds bytes for binary messages and str for text messages (one that is not
+    UTF-8 closes the connection with 1007 instead). `on_message` is called after each
     message is queued; reading pauses while the inbox is full. `protocol` is websockets'
     ServerProtocol (its `state` says whether the connection is open); `transport` the
     asyncio transport.
@@ -454,7 +454,18 @@ class InboxConnection(asyncio.Protocol):
             fragments.clear()
         else:
             data = bytes(frame.data)
-        self._enqueue(data.decode(errors="replace") if opcode is Opcode.TEXT else data)
+        if opcode is Opcode.TEXT:
+            try:
+                text = data.decode()
+            except UnicodeDecodeError as exc:
+                # RFC 6455 8.1: a text message that is not UTF-8 fails the connection (1007).
+                self.protocol.fail(CloseCode.INVALID_DATA, f"invalid UTF-8 at byte {exc.start}")
+                self._send_data()
+                self._expect_close()
+                return
+            self._enqueue(text)
+        else:
+            self._enqueue(data)
 
     def _enqueue(self, message: bytes | str) -> None:
         self.inbox.append(message)
