@@ -58,7 +58,7 @@ class Config:
     leaderboard_default_rows: int = _L.leaderboard_default_rows
 
     # Race lifetime.
-    race_code_length: int = 6
+    race_code_length: int = 12  # 60 random bits: see docs/protocol.md, "Races"
     untimed_race_max_s: int = 24 * 3600  # an untimed race is closed this long after its start
     lobby_ttl_s: int = 24 * 3600  # a lobby nobody starts is forgotten after this
     finished_race_ttl_s: int = 30 * 24 * 3600  # finished races are kept this long
