@@ -507,6 +507,10 @@ def start_race_server(
         SOLITAIRE_DATA_DIR=str(tmp / f"data-{port}"),
         SOLITAIRE_RATE="1000000",
         SOLITAIRE_BURST="1000000",
+        # Thousands of connections and players from this one address: no admission limits.
+        SOLITAIRE_MAX_CONNECTIONS="0",
+        SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS="0",
+        SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS="0",
         SOLITAIRE_LOG_LEVEL="INFO",
         # A fresh namespace has no daily deals yet: their background search (solver
         # processes, tens of seconds of CPU) would run during the rounds. It is not part

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidURI, WebSocketException
+from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI, WebSocketException
 
 import protocol as p
 from client_cli.messages import Event, Incoming, ProtocolError, ServerError, Welcomed, as_plain
@@ -310,5 +310,10 @@ def describe(exc: BaseException) -> str:
         return "connection refused"
     if isinstance(exc, InvalidURI):
         return f"invalid URL {exc.uri!r}"
+    if isinstance(exc, InvalidStatus):
+        # The server says why in the body (full, too many connections from here, ...).
+        response = exc.response
+        reason = response.body.decode(errors="replace").strip()[:200] if response.body else ""
+        return f"HTTP {response.status_code}" + (f": {reason}" if reason else "")
     text = str(exc)
     return text or type(exc).__name__

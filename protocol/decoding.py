@@ -72,7 +72,9 @@ class RequestDecoder:
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             return self._explain(frame, str(exc))
         except RecursionError:
-            return BadFrame("message is nested too deeply")
+            # Deeper than msgspec will go; the id and type are still answered.
+            env = _read_envelope(self._envelope, frame) or _Envelope()
+            return BadFrame("message is nested too deeply", _small_int(env.id), _small_str(env.t))
         cls = type(request)
         reason = _out_of_bounds(request, self._bounds[cls])
         if reason is None and cls in self._checked:
@@ -84,10 +86,8 @@ class RequestDecoder:
 
     def decode_id(self, frame: bytes) -> int | None:
         """Just the request id of a frame, if it has a readable one."""
-        try:
-            return _small_int(self._envelope.decode(frame).id)
-        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-            return None
+        env = _read_envelope(self._envelope, frame)
+        return _small_int(env.id) if env is not None else None
 
     def _explain(self, frame: bytes, reason: str) -> BadFrame:
         return _explain(self._envelope, frame, reason, self._tags, "id")
@@ -125,6 +125,20 @@ class MessageDecoder:
         return message
 
 
+def _read_envelope(envelope: msgspec.msgpack.Decoder[_Envelope], frame: bytes) -> _Envelope | None:
+    """The frame's type, id and re, unparsed; None if it is not a map with string keys."""
+    try:
+        return envelope.decode(frame)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    except RecursionError:
+        # msgspec walks every value, even those it skips: read the top level by hand.
+        fields = _top_level(frame)
+        if fields is None:
+            return None
+        return _Envelope(*(msgspec.Raw(fields.get(k, b"")) for k in ("t", "id", "re")))
+
+
 def _explain(
     envelope: msgspec.msgpack.Decoder[_Envelope],
     frame: bytes,
@@ -132,9 +146,8 @@ def _explain(
     tags: set[Any],
     number: str,  # the envelope's field that names the request: a request's id, a reply's re
 ) -> BadFrame:
-    try:
-        env = envelope.decode(frame)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+    env = _read_envelope(envelope, frame)
+    if env is None:
         return BadFrame("a frame must be one msgpack map with string keys")
     raw = getattr(env, number)
     re = _small_int(raw)
@@ -223,4 +236,84 @@ def _small_str(raw: msgspec.Raw) -> str | None:
     try:
         return msgspec.msgpack.decode(raw, type=Annotated[str, Meta(max_length=32)])
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+
+
+# msgpack's first bytes (0xc0 to 0xdf) whose object has a fixed size: that size.
+_FIXED = {
+    0xC0: 1, 0xC2: 1, 0xC3: 1, 0xCA: 5, 0xCB: 9, 0xCC: 2, 0xCD: 3, 0xCE: 5, 0xCF: 9,
+    0xD0: 2, 0xD1: 3, 0xD2: 5, 0xD3: 9, 0xD4: 3, 0xD5: 4, 0xD6: 6, 0xD7: 10, 0xD8: 18,
+}  # fmt: skip
+# First bytes followed by a big-endian length of 1, 2 or 4 bytes: (its width, what follows
+# the length before the payload: 1 for an ext's type byte).
+_SIZED = {0xC4: (1, 0), 0xC5: (2, 0), 0xC6: (4, 0), 0xC7: (1, 1), 0xC8: (2, 1), 0xC9: (4, 1),
+          0xD9: (1, 0), 0xDA: (2, 0), 0xDB: (4, 0)}  # fmt: skip
+
+
+def _head(data: bytes, pos: int) -> tuple[int, int]:
+    """The msgpack object at `pos`: where its own bytes end (the header and any scalar
+    payload) and how many objects it contains (an array's items, a map's keys and
+    values). Raises IndexError or ValueError if `data` cannot hold it."""
+    b = data[pos]
+    if b < 0x80 or b >= 0xE0:  # fixint
+        return pos + 1, 0
+    if b < 0x90:  # fixmap
+        return pos + 1, 2 * (b & 0x0F)
+    if b < 0xA0:  # fixarray
+        return pos + 1, b & 0x0F
+    if b < 0xC0:  # fixstr
+        end = pos + 1 + (b & 0x1F)
+    elif b in _FIXED:
+        end = pos + _FIXED[b]
+    elif b in _SIZED:
+        width, extra = _SIZED[b]
+        start = pos + 1 + width
+        end = start + extra + int.from_bytes(data[pos + 1 : start])
+    elif b in (0xDC, 0xDD, 0xDE, 0xDF):  # array16, array32, map16, map32
+        width = 2 if b in (0xDC, 0xDE) else 4
+        count = int.from_bytes(data[pos + 1 : pos + 1 + width])
+        end = pos + 1 + width
+        if end > len(data):
+            raise ValueError("truncated")
+        return end, count * (2 if b >= 0xDE else 1)
+    else:  # 0xc1, never used
+        raise ValueError("not msgpack")
+    if end > len(data):
+        raise ValueError("truncated")
+    return end, 0
+
+
+def _skip(data: bytes, pos: int) -> int:
+    """Where the msgpack object at `pos` ends, found without recursion: every object takes
+    at least one byte, so this takes at most len(data) steps however deep it nests."""
+    pending = 1
+    while pending:
+        pos, inner = _head(data, pos)
+        pending += inner - 1
+    return pos
+
+
+def _top_level(frame: bytes) -> dict[str, bytes] | None:
+    """The raw msgpack of `t` and `id` in a frame's top-level map, read without recursion;
+    None if the frame does not start with a map with string keys."""
+    try:
+        first = frame[0]
+        if not (0x80 <= first < 0x90 or first in (0xDE, 0xDF)):
+            return None
+        pos, inner = _head(frame, 0)
+        found: dict[str, bytes] = {}
+        for _ in range(inner // 2):
+            key_end = _skip(frame, pos)
+            try:
+                key = msgspec.msgpack.decode(frame[pos:key_end], type=str)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                return None
+            pos, value_end = key_end, _skip(frame, key_end)
+            if key in ("t", "id") and key not in found:
+                found[key] = frame[pos:value_end]
+                if len(found) == 2:
+                    break
+            pos = value_end
+        return found
+    except (IndexError, ValueError):
         return None

@@ -17,6 +17,7 @@ from server.clock import Clock
 from server.config import Config
 from server.daily.deals import DailyDeals
 from server.daily.service import DailyRequests, DailyService
+from server.edge.admission import Admission
 from server.edge.connection import InboxConnection, Limits, serve_connections
 from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
@@ -46,6 +47,7 @@ class App:
         self.clock = Clock(config.clock_offset_s)
         self.instance = secrets.token_hex(6)
         self.metrics = Metrics()
+        self.admission = Admission(config, self.metrics)
         self.hub = Hub()
         self.sessions: set[Session] = set()
         self.draining = False
@@ -93,6 +95,7 @@ class App:
             instance=self.instance,
             config=cfg,
             metrics=self.metrics,
+            admission=self.admission,
             hub=self.hub,
             decoder=p.RequestDecoder(cfg.limits),
             players=self.players,
@@ -124,7 +127,12 @@ class App:
             inbox_low=cfg.inbox_low,
         )
         async with serve_connections(
-            self._handle, cfg.host, cfg.port, routes=routes, limits=limits
+            self._handle,
+            cfg.host,
+            cfg.port,
+            routes=routes,
+            limits=limits,
+            admission=self.admission,
         ) as server:
             self.port = server.sockets[0].getsockname()[1] if server.sockets else cfg.port
             log.info(

@@ -7,6 +7,7 @@ Each setting has a command-line flag and an environment variable (flag wins);
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -45,6 +46,14 @@ class Config:
     inbox_high: int = 16  # messages waiting to be handled before reading pauses ...
     inbox_low: int = 4  # ... and how few before it resumes
 
+    # Admission (server/edge/admission.py), per process; 0: no limit.
+    max_connections: int = 10_000  # open at once; a WebSocket handshake beyond gets 503
+    max_connections_per_address: int = 100  # beyond: 429 at the handshake
+    max_new_players_per_address: int = 30  # an hour, in bursts of as many; beyond: rate_limited
+    trusted_proxies: tuple[str, ...] = ()  # networks whose X-Forwarded-For names the client
+    # A player who has started no game this long after being made is forgotten.
+    unplayed_player_ttl_s: int = 24 * 3600
+
     # Protocol field limits (protocol/limits.py has the protocol's defaults).
     name_max_chars: int = _L.name_max_chars
     token_max_chars: int = _L.token_max_chars
@@ -61,7 +70,7 @@ class Config:
     leaderboard_default_rows: int = _L.leaderboard_default_rows
 
     # Race lifetime.
-    race_code_length: int = 6
+    race_code_length: int = 12  # 60 random bits: see docs/protocol.md, "Races"
     untimed_race_max_s: int = 24 * 3600  # an untimed race is closed this long after its start
     lobby_ttl_s: int = 24 * 3600  # a lobby nobody starts is forgotten after this
     finished_race_ttl_s: int = 30 * 24 * 3600  # finished races are kept this long
@@ -201,6 +210,29 @@ def _positive(conv: Any) -> Any:
     return check
 
 
+def _limit(conv: Any) -> Any:
+    def check(raw: str) -> Any:
+        value = conv(raw)
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more: {raw!r}")
+        return value
+
+    check.__name__ = conv.__name__
+    return check
+
+
+def _networks(raw: str) -> tuple[str, ...]:
+    out = []
+    for entry in (e.strip() for e in raw.split(",")):
+        if not entry:
+            continue
+        try:
+            out.append(str(ipaddress.ip_network(entry, strict=False)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an address or network: {entry!r}") from None
+    return tuple(out)
+
+
 def _port(raw: str) -> int:
     value = int(raw)
     if not 0 <= value <= 65535:
@@ -241,6 +273,28 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
               "messages a connection may send in a burst (default 60)"),
     "hello_timeout_s": ("--hello-timeout-s", "SOLITAIRE_HELLO_TIMEOUT_S", _positive(float),
                         "seconds a new connection has to send hello (default 10)"),
+    "max_connections": ("--max-connections", "SOLITAIRE_MAX_CONNECTIONS", _limit(int),
+                        "connections this process holds at once; a WebSocket handshake beyond "
+                        "gets HTTP 503 (default 10000; 0: no limit)"),
+    "max_connections_per_address": ("--max-connections-per-address",
+                                    "SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS", _limit(int),
+                                    "connections one client address (IPv4, or IPv6 /64) holds "
+                                    "at once; a WebSocket handshake beyond gets HTTP 429, and "
+                                    "beyond twice as many they are closed unanswered "
+                                    "(default 100; 0: no limit)"),
+    "max_new_players_per_address": ("--max-new-players-per-address",
+                                    "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS", _limit(int),
+                                    "players one client address may make (hello without a "
+                                    "token) per hour, in bursts of as many; beyond: "
+                                    "rate_limited (default 30; 0: no limit)"),
+    "trusted_proxies": ("--trusted-proxies", "SOLITAIRE_TRUSTED_PROXIES", _networks,
+                        "comma-separated addresses or networks of proxies in front of the "
+                        "server; their X-Forwarded-For names the client whose limits apply "
+                        "(default none)"),
+    "unplayed_player_ttl_s": ("--unplayed-player-ttl-s", "SOLITAIRE_UNPLAYED_PLAYER_TTL_S",
+                              _positive(int),
+                              "seconds after which a player who never started a game is "
+                              "forgotten (default 86400)"),
     "name_max_chars": ("--name-max-chars", "SOLITAIRE_NAME_MAX_CHARS", _positive(int),
                        "most characters in a player's name (default 24)"),
     "max_moves_per_game": ("--max-moves-per-game", "SOLITAIRE_MAX_MOVES_PER_GAME",

@@ -44,6 +44,20 @@ class Metrics:
         self.connections_opened = Counter(
             "solitaire_connections_opened", "WebSocket connections accepted", registry=r
         )
+        self.connections_refused = Counter(
+            "solitaire_connections_refused",
+            "Connections refused, by reason: server_full (HTTP 503), address_full (HTTP 429, "
+            "or closed at once past twice the limit)",
+            ["reason"],
+            registry=r,
+        )
+        for reason in ("server_full", "address_full"):
+            self.connections_refused.labels(reason)  # exported at 0 from the start
+        self.new_players_refused = Counter(
+            "solitaire_new_players_refused",
+            "hello without a token refused: the address made its hourly share of players",
+            registry=r,
+        )
         self.moves_accepted = HotCounter(
             "solitaire_moves_accepted", "Moves checked, stored and acknowledged", registry=r
         )

@@ -21,6 +21,8 @@ from client_cli.session import GameSession, Seat
 log = logging.getLogger(__name__)
 
 RACE_CODE_ALPHABET = set(p.RACE_ALPHABET)
+# This server's codes have 12 characters; older servers' had 6, and the protocol allows 16.
+RACE_CODE_LENGTHS = range(6, 17)
 # The protocol's limits (a server's defaults), checked here first so that a mistake is told
 # in words rather than as the server's validation text.
 LIMITS = p.DEFAULT_LIMITS
@@ -75,9 +77,10 @@ def register(subparsers: Any) -> None:
         help="join a race by its code (or come back to one you left)",
         description="Join the race with code CODE and wait for its host to start it; if you "
         "are already playing in it, carry on where you left off.\n\n" + PLAY_HELP,
-        epilog="example: solitaire race join 7K3M2P",
+        epilog="example: solitaire race join 7K3M2PQX9ABC",
     )
-    join.add_argument("code", metavar="CODE", help="the 6-character race code")
+    join.add_argument("code", metavar="CODE",
+                      help="the race code the host shares (12 characters; any case)")  # fmt: skip
     join.set_defaults(func=run_join)
 
 
@@ -147,8 +150,8 @@ def run_new(args: argparse.Namespace) -> int:
 
 def run_join(args: argparse.Namespace) -> int:
     code = args.code.strip().upper()
-    if len(code) != 6 or not set(code) <= RACE_CODE_ALPHABET:
-        print(f"solitaire: {args.code!r} is not a race code (6 characters like 7K3M2P)",
+    if len(code) not in RACE_CODE_LENGTHS or not set(code) <= RACE_CODE_ALPHABET:
+        print(f"solitaire: {args.code!r} is not a race code (12 characters like 7K3M2PQX9ABC)",
               file=sys.stderr)  # fmt: skip
         return 2
     ctx = build_context(args)

@@ -26,10 +26,12 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, cast
 
-from websockets.frames import Frame, Opcode
+from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
+
+from server.edge.admission import Admission
 
 log = logging.getLogger(__name__)
 
@@ -202,8 +204,8 @@ Handler = Callable[["InboxConnection"], Awaitable[None]]
 class InboxConnection(asyncio.Protocol):
     """One client connection, with its data messages in `inbox`.
 
-    `inbox` holds bytes for binary messages and str for text messages (decoded
-    leniently: the server refuses text anyway). `on_message` is called after each
+    `inbox` holds bytes for binary messages and str for text messages (one that is not
+    UTF-8 closes the connection with 1007 instead). `on_message` is called after each
     message is queued; reading pauses while the inbox is full. `protocol` is websockets'
     ServerProtocol (its `state` says whether the connection is open); `transport` the
     asyncio transport.
@@ -220,6 +222,7 @@ class InboxConnection(asyncio.Protocol):
         self.on_message: Callable[[], None] | None = None
         self.request: Request | None = None
         self.response: Response | None = None
+        self.address = ""  # the client's address as the limits count it (server/edge/admission.py)
         self.latency = 0.0  # round trip of the last keepalive ping answered, seconds
         self._loop = asyncio.get_running_loop()
         self._request_rcvd: asyncio.Future[None] = self._loop.create_future()
@@ -334,11 +337,16 @@ class InboxConnection(asyncio.Protocol):
             )
         if response is None:
             response = protocol.accept(request)  # 101, or 400/426 for a bad upgrade request
-        if response.status_code == http.HTTPStatus.SWITCHING_PROTOCOLS and (
-            not self.server.is_serving()
-        ):
-            response = protocol.reject(http.HTTPStatus.SERVICE_UNAVAILABLE,
-                                       "Server is shutting down.\n")  # fmt: skip
+        if response.status_code == http.HTTPStatus.SWITCHING_PROTOCOLS:
+            if not self.server.is_serving():
+                response = protocol.reject(http.HTTPStatus.SERVICE_UNAVAILABLE,
+                                           "Server is shutting down.\n")  # fmt: skip
+            elif (admission := self.server.admission) is not None:
+                forwarded = request.headers.get_all("X-Forwarded-For")
+                self.address, refusal = admission.admit(self, self.address, forwarded)
+                if refusal is not None:
+                    response = protocol.reject(refusal.status, refusal.text)
+                    response.headers["Retry-After"] = str(refusal.retry_after_s)
         self.response = response
         if protocol.state is not State.CONNECTING:  # the client left meanwhile
             return
@@ -452,7 +460,18 @@ class InboxConnection(asyncio.Protocol):
             fragments.clear()
         else:
             data = bytes(frame.data)
-        self._enqueue(data.decode(errors="replace") if opcode is Opcode.TEXT else data)
+        if opcode is Opcode.TEXT:
+            try:
+                text = data.decode()
+            except UnicodeDecodeError as exc:
+                # RFC 6455 8.1: a text message that is not UTF-8 fails the connection (1007).
+                self.protocol.fail(CloseCode.INVALID_DATA, f"invalid UTF-8 at byte {exc.start}")
+                self._send_data()
+                self._expect_close()
+                return
+            self._enqueue(text)
+        else:
+            self._enqueue(data)
 
     def _enqueue(self, message: bytes | str) -> None:
         self.inbox.append(message)
@@ -487,6 +506,16 @@ class InboxConnection(asyncio.Protocol):
         transport = cast(asyncio.Transport, transport)
         transport.set_write_buffer_limits(self.limits.write_limit)
         self.transport = transport
+        address = transport.get_extra_info("peername")
+        peer = address[0] if isinstance(address, tuple) else str(address)
+        self.address = peer
+        admission = self.server.admission
+        if admission is not None:
+            self.address, welcome = admission.opened(self, peer)
+            if not welcome:
+                log.debug("connection %s: its address holds too many connections; closed", peer)
+                transport.abort()
+                return
         self.server.started(self)
 
     def data_received(self, data: bytes) -> None:
@@ -511,6 +540,8 @@ class InboxConnection(asyncio.Protocol):
         for pong, _sent in self._pings.values():
             pong.cancel()
         self._pings.clear()
+        if self.server.admission is not None:
+            self.server.admission.closed(self)
         self._lost.set_result(None)
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
@@ -537,13 +568,15 @@ class ConnectionServer:
     """
 
     def __init__(self, handler: Handler, routes: Routes, host: str | None, port: int | None,
-                 limits: Limits, take_frames: bool = True) -> None:  # fmt: skip
+                 limits: Limits, take_frames: bool = True,
+                 admission: Admission | None = None) -> None:  # fmt: skip
         self.handler = handler
         self.routes = routes
         self.host = host
         self.port = port
         self.limits = limits
         self.take_frames = take_frames
+        self.admission = admission  # None: no limits on connections
         self.connections: set[InboxConnection] = set()  # WebSocket connections past their handshake
         self._tasks: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
@@ -617,6 +650,7 @@ def serve_connections(
     routes: Routes,
     limits: Limits | None = None,
     take_frames: bool = True,
+    admission: Admission | None = None,
 ) -> ConnectionServer:
     """A server for `async with`: it listens on entry and closes everything on exit."""
-    return ConnectionServer(handler, routes, host, port, limits or Limits(), take_frames)
+    return ConnectionServer(handler, routes, host, port, limits or Limits(), take_frames, admission)

@@ -20,6 +20,7 @@ from websockets.protocol import State as WsState
 
 import protocol as p
 from server.config import Config
+from server.edge.admission import Admission
 from server.edge.connection import InboxConnection
 from server.edge.dispatch import Handler
 from server.edge.hub import Hub
@@ -38,6 +39,7 @@ class SessionContext:
     instance: str
     config: Config
     metrics: Metrics
+    admission: Admission
     hub: Hub
     decoder: p.RequestDecoder
     players: Players
@@ -184,7 +186,7 @@ class Session:
             if isinstance(request, p.Hello):
                 if not greeting:
                     raise p.Refused(p.BAD_REQUEST, "hello was already said")
-                self.who, replies = await ctx.players.hello(request, self.uid)
+                self.who, replies = await self._hello(request)
                 self.player = self.who.player
                 ctx.hub.add(self)
             else:
@@ -215,6 +217,23 @@ class Session:
             if held:
                 self.send_frames(held)
         return False
+
+    async def _hello(self, request: p.Hello) -> tuple[Who, list[p.Message]]:
+        """Players.hello, within the address's allowance of new players (a hello without
+        a token makes one)."""
+        ctx, address = self.ctx, self.ws.address
+        if request.token is not None:
+            return await ctx.players.hello(request, self.uid)
+        if not ctx.admission.take_new_player(address, self._loop.time()):
+            log.info("connection %s: %s made its share of new players this hour; refused",
+                     self.uid, address)  # fmt: skip
+            raise p.Refused(p.RATE_LIMITED,
+                            "too many new players from your address; try again later")  # fmt: skip
+        try:
+            return await ctx.players.hello(request, self.uid)
+        except p.Refused:
+            ctx.admission.give_back_new_player(address)  # refused before any player was made
+            raise
 
     # ------------------------------------------------------------ sending
 

@@ -33,7 +33,7 @@ from server.store.writes import MUST_NOT_EXIST, GameChange, RaceChange, encode_e
 class RaceRules:
     """The settings the lifecycle depends on (from the server's Config)."""
 
-    code_length: int = 6
+    code_length: int = 12
     default_max_players: int = 8
     lobby_ttl_s: int = 24 * 3600
     finished_race_ttl_s: int = 30 * 24 * 3600
@@ -70,7 +70,7 @@ def new_seed() -> int:
     return secrets.randbelow(p.SEED_MAX) + 1
 
 
-def normalise_code(text: str, length: int = 6) -> str | None:
+def normalise_code(text: str, length: int = 12) -> str | None:
     """The race code a user typed, upper-cased, or None if it cannot be one."""
     code = text.strip().upper()
     if len(code) != length or any(c not in p.RACE_ALPHABET for c in code):

@@ -9,13 +9,16 @@ Cluster slot and a Lua script can update them together:
     {ns:race:CODE}:inst              set    server instances with a seated player connected
     {ns:race:CODE}:game:GID          hash   one seat's game (see store.GameRecord)
     {ns:race:CODE}:game:GID:moves    list   that game's moves, in order
-    {ns:player:PID}:meta             hash   name, created_ms
+    {ns:player:PID}:meta             hash   name, created_ms, token_sha (SHA256 below)
     {ns:player:PID}:games            set    gids of the player's games (pruned lazily)
     {ns:player:PID}:inst             set    instances where the player is connected
     {ns:player:PID}:game:GID[:moves] a daily game lives under its player's tag
     {ns:token:SHA256}                string player id of the token with that hash
     {ns:server}:config               hash   generated secret, ...
     {ns:index}:running               zset   running race codes, scored by their deadline (ms)
+
+A new player's meta, inst and token expire (unplayed_player_ttl_s) until its first game
+lists a gid in its games (Store.keep_player makes them persist).
 
 Pub/sub channel (plain PUBLISH reaches every node of a cluster):
 

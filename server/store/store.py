@@ -41,6 +41,11 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)  # 256 bits
 
 
+# A new player's meta outlives its token by this much (or by the token's whole time to
+# live, if shorter), so that no hello finds a token whose meta is gone (create_player).
+UNPLAYED_MARGIN_S = 60
+
+
 def new_player_id() -> str:
     return secrets.token_hex(8)
 
@@ -132,13 +137,46 @@ class Store:
     # ------------------------------------------------------------ players
 
     async def create_player(self, name: str, now_ms: int) -> tuple[str, str]:
-        """A new player: (player id, token). Only the token's hash is stored."""
+        """A new player: (player id, token). Only the token's hash is stored.
+
+        Its keys expire after unplayed_player_ttl_s unless it starts a game before
+        (keep_player), so that players made and never used do not pile up. The token goes
+        first (up to a minute earlier): a hello never finds a token whose player is gone."""
         player, token = new_player_id(), new_token()
+        token_hash = hash_token(token)
+        ttl = self.config.unplayed_player_ttl_s
+        later = ttl + min(UNPLAYED_MARGIN_S, ttl)
+        meta, interest = self.keys.player_meta(player), self.keys.player_interest(player)
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hset(self.keys.player_meta(player), mapping={"name": name, "created_ms": now_ms})
-        pipe.set(self.keys.token(hash_token(token)), player)
+        pipe.hset(meta, mapping={"name": name, "created_ms": now_ms, "token_sha": token_hash})
+        pipe.expire(meta, later)
+        # The instances where the player is connected: hello adds this one again (SADD keeps
+        # the time to live).
+        pipe.sadd(interest, self.instance)
+        pipe.expire(interest, later)
+        pipe.set(self.keys.token(token_hash), player, ex=ttl)
         await pipe.execute()
         return player, token
+
+    async def keep_player(self, player: str, meta_ttl_ms: int | None = None) -> None:
+        """The player started a game: if its keys still expire (create_player), they no
+        longer do. `meta_ttl_ms` is the meta's PTTL if the caller read it already.
+        The token is kept before the meta: a failure in between is mended by the next
+        game (the meta still expires) and never leaves a kept player without a token."""
+        meta = self.keys.player_meta(player)
+        if meta_ttl_ms is None:
+            meta_ttl_ms = await self.redis.pttl(meta)
+        if meta_ttl_ms < 0:  # kept already (-1), or gone (-2)
+            return
+        token_hash = await self.redis.hget(meta, "token_sha")
+        if not token_hash:  # a bot: it lives as long as its race
+            return
+        await self.redis.persist(self.keys.token(token_hash))
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.persist(self.keys.player_interest(player))
+        pipe.persist(meta)
+        await pipe.execute()
+        log.debug("player %s started a first game: kept", player)
 
     async def create_bot(self, player: str, name: str, strength: str, now_ms: int) -> None:
         """A bot player (server/play/bots.py): it lives as long as a finished race."""
@@ -167,7 +205,9 @@ class Store:
         pipe = self.redis.pipeline(transaction=False)
         pipe.sadd(self.keys.player_games(player), gid)
         pipe.smembers(self.keys.player_interest(player))
-        _, instances = await pipe.execute()
+        pipe.pttl(self.keys.player_meta(player))
+        _, instances, meta_ttl_ms = await pipe.execute()
+        await self.keep_player(player, meta_ttl_ms)
         return sorted(set(instances) - {self.instance})
 
     async def forget_player_games(self, player: str, gids: Sequence[str]) -> None:
@@ -278,7 +318,10 @@ class Store:
             if record.n:  # an empty move list is no key at all
                 batch.command("EXPIRE", keys.moves, ttl_s)
         batch.relay_to(keys.interest, payload)
-        return await self.apply(batch)
+        status = await self.apply(batch)
+        if index_games and status is Status.APPLIED:
+            await self.keep_player(record.player)
+        return status
 
     async def expire_games(self, gids: Sequence[str], ttl_s: int) -> None:
         """Give games (records and move lists) a time to live."""

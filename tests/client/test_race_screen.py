@@ -15,7 +15,7 @@ from client_deals import QUATORZE_SEED, QUATORZE_WIN
 from client_harness import Terminal
 from support.server_proc import ServerProcess
 
-CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{6})")
+CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{12})")
 
 
 def open_race(

@@ -60,7 +60,7 @@ BAD_FRAMES: list[tuple[str, bytes | str, int | None]] = [
     ("type not a string", mp(t=5, id=4), 4),
     ("unknown type", mp(t="teleport", id=5), 5),
     ("id not an int", mp(t="get", gid="x", id="7"), None),
-    ("deeply nested", nested(12_000), None),
+    ("deeply nested", nested(12_000), 5),
     ("huge string", mp(t="get", gid="g" * 15_000, id=8), 8),
     ("n as string", mp(t="move", gid="x", n="0", m="deal", id=9), 9),
     ("n negative", mp(t="move", gid="x", n=-1, m="deal", id=10), 10),
@@ -149,6 +149,56 @@ async def test_names_count_characters_not_bytes(server):
         assert w["t"] == "welcome" and w["name"] == "é" * 24
     finally:
         await c.close()
+
+
+def deep_field(depth: int, before: dict[str, object], after: dict[str, object]) -> bytes:
+    """A map of `before`'s fields, then `deep` nested `depth` arrays deep, then `after`'s."""
+    fields = [(k, msgspec.msgpack.encode(v)) for k, v in before.items()]
+    fields.append(("deep", b"\x91" * depth + b"\xc0"))
+    fields += [(k, msgspec.msgpack.encode(v)) for k, v in after.items()]
+    body = b"".join(msgspec.msgpack.encode(k) + v for k, v in fields)
+    return bytes([0x80 | len(fields)]) + body
+
+
+async def test_a_frame_nested_too_deeply_is_answered_with_its_id_and_why(server):
+    """About 1,000 levels, under 16 KiB: deeper than the decoder goes, and said so, with
+    the request's id wherever it stands in the map."""
+    c = await Client.connect(server.ws_url)
+    try:
+        await c.hello("digger")
+        for frame, re in (
+            (deep_field(1_000, {"t": "get", "id": 31, "gid": "x"}, {}), 31),
+            (deep_field(1_000, {"t": "get"}, {"id": 32, "gid": "x"}), 32),
+            (deep_field(3_000, {}, {"id": 33, "t": "get", "gid": "x"}), 33),
+        ):
+            assert len(frame) < 16 * 1024
+            await c.send_raw(frame)
+            err = await c.take(lambda m: m.get("t") == "error")
+            assert err["code"] == "bad_request" and err.get("re") == re, err
+            assert "nested too deeply" in err["msg"], err
+        # A field of the wrong type that also nests deeply: the field is named.
+        await c.send_raw(b"\x83\xa1t\xa3get\xa3gid" + b"\x91" * 1_000 + b"\xc0\xa2id\x22")
+        err = await c.take(lambda m: m.get("t") == "error")
+        assert err.get("re") == 34 and "$.gid" in err["msg"], err
+        assert (await c.request({"t": "get", "gid": "r.AAAAAA.x"}))["code"] == "not_found"
+    finally:
+        await c.close()
+
+
+async def test_a_text_frame_that_is_not_utf8_closes_1007(server):
+    """RFC 6455 8.1; a text frame that is UTF-8 still gets bad_request (the test above)."""
+    c = await Client.connect(server.ws_url)
+    other = await Client.connect(server.ws_url)
+    try:
+        await c.hello("sloppy")
+        await other.hello("other")
+        await c.ws.send(b'{"t": "get", "gid": "\xff\xfe"}', text=True)
+        assert await c.wait_closed() == 1007
+        assert not [m for m in c.history if m.get("t") == "error"]
+        assert (await other.request({"t": "get", "gid": "r.AAAAAA.x"}))["code"] == "not_found"
+    finally:
+        await c.close()
+        await other.close()
 
 
 async def test_oversized_frame_closes_1009_and_others_carry_on(server):

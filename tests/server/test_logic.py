@@ -77,9 +77,11 @@ def test_flood_guard_counts_a_five_second_window():
 
 
 def test_race_codes_are_normalised_or_refused():
-    assert normalise_code(" abc234 ") == "ABC234"
-    assert normalise_code("ABC10Z") is None  # 1 and 0 are not in the alphabet
-    assert normalise_code("ABCDEFG") is None
+    assert normalise_code(" abc234defg56 ") == "ABC234DEFG56"
+    assert normalise_code("ABC10ZABCDEF") is None  # 1 and 0 are not in the alphabet
+    assert normalise_code("ABCDEFGHJKLMN") is None  # 13 characters
+    assert normalise_code("ABC234") is None  # the 6 characters of older servers'
+    assert normalise_code("abc234", 6) == "ABC234"
 
 
 def test_all_keys_of_a_race_share_one_cluster_slot():

@@ -148,7 +148,8 @@ async def test_lobby_rules_host_full_started(server):
         created = await host.request({"t": "create", "game": "doublets", "max_players": 2})
         assert created["max_players"] == 2 and created["time_limit_s"] is None
         code = created["race"]
-        assert len(code) == 6 and set(code) <= set("23456789ABCDEFGHJKLMNPQRSTUVWXYZ")
+        # 12 characters of 32: 60 random bits, not to be guessed (docs/protocol.md, "Races").
+        assert len(code) == 12 and set(code) <= set("23456789ABCDEFGHJKLMNPQRSTUVWXYZ")
         lobby = await b.request({"t": "join", "race": code.lower()})  # codes are not case-sensitive
         assert [p["player"] for p in lobby["players"]] == [host.player, b.player]
         assert lobby["host"] == host.player
@@ -156,7 +157,8 @@ async def test_lobby_rules_host_full_started(server):
         assert len((await host.next("lobby"))["players"]) == 2
         assert (await c3.request({"t": "join", "race": code}))["code"] == "race_full"
         assert (await b.request({"t": "start", "race": code}))["code"] == "not_host"
-        assert (await b.request({"t": "join", "race": "ZZZZZZ"}))["code"] == "not_found"
+        for wrong in ("ZZZZZZ", "ZZZZZZZZZZZZ", code[:6]):
+            assert (await b.request({"t": "join", "race": wrong}))["code"] == "not_found"
         assert (await host.request({"t": "start", "race": code}))["t"] == "start"
         assert (await late.request({"t": "join", "race": code}))["code"] == "race_started"
         assert (await host.request({"t": "start", "race": code}))["code"] == "race_started"

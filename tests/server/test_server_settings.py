@@ -23,6 +23,8 @@ def test_flags_and_environment_give_the_same_values():
         ({"SOLITAIRE_BURST": "many"}, "SOLITAIRE_BURST (or --burst): invalid int value: 'many'"),
         ({"SOLITAIRE_BURST": "0"}, "SOLITAIRE_BURST (or --burst): must be positive: '0'"),
         ({"SOLITAIRE_REDIS_CLUSTER": "maybe"}, "not a boolean: 'maybe'"),
+        ({"SOLITAIRE_MAX_CONNECTIONS": "-1"}, "must be 0 (no limit) or more: '-1'"),
+        ({"SOLITAIRE_TRUSTED_PROXIES": "10.0.0.1,proxy"}, "not an address or network: 'proxy'"),
     ],
 )
 def test_a_bad_environment_value_exits_2_naming_it(environ, says, capsys):
@@ -30,3 +32,13 @@ def test_a_bad_environment_value_exits_2_naming_it(environ, says, capsys):
         Config.from_args([], environ)
     assert exited.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def test_admission_limits_take_zero_for_none_and_proxies_as_networks():
+    cfg = Config.from_args(
+        ["--max-new-players-per-address", "0"],
+        {"SOLITAIRE_TRUSTED_PROXIES": " 10.0.0.7, 172.16.0.0/12,fd00::/8 ,"},
+    )
+    assert cfg.max_new_players_per_address == 0
+    assert cfg.trusted_proxies == ("10.0.0.7/32", "172.16.0.0/12", "fd00::/8")
+    assert Config().max_connections_per_address == 100  # on by default

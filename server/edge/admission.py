@@ -1,0 +1,197 @@
+"""Who may connect and who may make a new player: limits per client address and in total.
+
+Every TCP connection counts from the moment it is accepted until it is closed, HTTP or
+WebSocket, greeted or not, so that idle connections are bounded too. A WebSocket
+handshake is refused politely while this process holds more than `max_connections`
+(503) or the client's address more than `max_connections_per_address` (429); an address
+holding twice its share gets further connections closed at once, unanswered. A `hello`
+without a token makes a player: each address may make `max_new_players_per_address` an
+hour (a token bucket of that size, refilled at that rate), per process.
+
+An address is an IPv4 address or an IPv6 /64 network (what one subscriber usually gets).
+Behind a proxy every client would share the proxy's address: connections from a
+`trusted_proxies` address are counted under the client that its X-Forwarded-For names
+(the rightmost entry that is not itself a trusted proxy), from their handshake on.
+"""
+
+from __future__ import annotations
+
+import http
+import ipaddress
+import logging
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+
+from server.config import Config
+from server.edge.ratelimit import TokenBucket
+from server.lru import LRU
+from server.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# Addresses whose new-player allowance is remembered; the least recent beyond it start
+# afresh (bounded memory whatever the number of addresses that come by).
+NEW_PLAYER_ADDRESSES = 100_000
+RETRY_AFTER_S = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A WebSocket handshake refused: the HTTP status and the body that says why."""
+
+    status: http.HTTPStatus
+    text: str
+    retry_after_s: int = RETRY_AFTER_S
+
+
+def parse_address(text: str) -> IPAddress | None:
+    """An address as a peer name or an X-Forwarded-For entry gives it ("1.2.3.4",
+    "1.2.3.4:5678", "2001:db8::1", "[2001:db8::1]:5678"), or None."""
+    text = text.strip()
+    if text.startswith("["):
+        text = text[1 : text.find("]")] if "]" in text else ""
+    elif text.count(":") == 1:
+        text = text.split(":", 1)[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def address_key(address: IPAddress) -> str:
+    """The name limits count under: the IPv4 address, or the IPv6 address's /64."""
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def parse_networks(entries: Iterable[str]) -> tuple[IPNetwork, ...]:
+    """Addresses and networks ("10.0.0.5", "172.16.0.0/12", "fd00::/8"); raises ValueError
+    naming the first that is neither."""
+    networks = []
+    for entry in entries:
+        try:
+            networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"not an address or network: {entry.strip()!r}") from None
+    return tuple(networks)
+
+
+class Admission:
+    """The counts of one process: connections in total and per address, and each
+    address's allowance of new players. The event loop's thread only."""
+
+    def __init__(self, config: Config, metrics: Metrics) -> None:
+        self.max_connections = config.max_connections
+        self.max_per_address = config.max_connections_per_address
+        self.new_players_per_hour = config.max_new_players_per_address
+        self.trusted = parse_networks(config.trusted_proxies)
+        self.metrics = metrics
+        self.total = 0
+        self.per_address: dict[str, int] = {}
+        self._counted: dict[Hashable, str | None] = {}  # connection -> address it counts under
+        self._buckets: LRU[str, TokenBucket] = LRU(NEW_PLAYER_ADDRESSES)
+
+    # ------------------------------------------------------------ connections
+
+    def opened(self, conn: Hashable, peer: str) -> tuple[str, bool]:
+        """A connection was accepted from `peer`: its address, and whether it may stay
+        (False: its address holds twice its share already; close it unanswered)."""
+        address = parse_address(peer)
+        self.total += 1
+        if address is None or self._is_trusted(address):
+            self._counted[conn] = None  # counted under its client's address at the handshake
+            return (address_key(address) if address else peer), True
+        key = address_key(address)
+        count = self._count(conn, key)
+        if self.max_per_address and count > 2 * self.max_per_address:
+            self.metrics.connections_refused.labels("address_full").inc()
+            return key, False
+        return key, True
+
+    def admit(
+        self, conn: Hashable, address: str, forwarded: list[str]
+    ) -> tuple[str, Refusal | None]:
+        """A WebSocket handshake of a connection counted as `address`, with the request's
+        X-Forwarded-For values: the client's address, and the refusal if it may not open."""
+        if self._counted.get(conn, "") is None:
+            address = self._client_of_proxy(address, forwarded)
+            self._count(conn, address)
+        if self.max_connections and self.total > self.max_connections:
+            self.metrics.connections_refused.labels("server_full").inc()
+            log.warning("connection from %s refused: %d connections open (max %d)",
+                        address, self.total, self.max_connections)  # fmt: skip
+            return address, Refusal(
+                http.HTTPStatus.SERVICE_UNAVAILABLE, "The server is full; try again later.\n"
+            )
+        if self.max_per_address and self.per_address.get(address, 0) > self.max_per_address:
+            self.metrics.connections_refused.labels("address_full").inc()
+            log.info("connection from %s refused: more than %d from that address",
+                     address, self.max_per_address)  # fmt: skip
+            return address, Refusal(
+                http.HTTPStatus.TOO_MANY_REQUESTS,
+                f"Too many connections from your address (at most {self.max_per_address}); "
+                "close some and try again.\n",
+            )
+        return address, None
+
+    def closed(self, conn: Hashable) -> None:
+        """A connection counted by `opened` is closed."""
+        if conn not in self._counted:
+            return
+        address = self._counted.pop(conn)
+        self.total -= 1
+        if address is not None:
+            left = self.per_address[address] - 1
+            if left:
+                self.per_address[address] = left
+            else:
+                del self.per_address[address]
+
+    def _count(self, conn: Hashable, address: str) -> int:
+        self._counted[conn] = address
+        count = self.per_address.get(address, 0) + 1
+        self.per_address[address] = count
+        return count
+
+    def _is_trusted(self, address: IPAddress) -> bool:
+        return any(address in network for network in self.trusted)
+
+    def _client_of_proxy(self, proxy: str, forwarded: list[str]) -> str:
+        """The rightmost X-Forwarded-For entry that is not a trusted proxy (each proxy
+        appends the address it got the request from); the proxy's own if there is none."""
+        entries = [e for value in forwarded for e in value.split(",")]
+        for entry in reversed(entries):
+            address = parse_address(entry)
+            if address is None:
+                break
+            if not self._is_trusted(address):
+                return address_key(address)
+        return proxy
+
+    # ------------------------------------------------------------ new players
+
+    def take_new_player(self, address: str, now: float) -> bool:
+        """Whether `address` may make one more player now (if so, it is counted)."""
+        if not self.new_players_per_hour:
+            return True
+        bucket = self._buckets.get(address)
+        if bucket is None:
+            bucket = TokenBucket(self.new_players_per_hour / 3600, self.new_players_per_hour)
+            self._buckets.put(address, bucket)
+        if bucket.allow(now):
+            return True
+        self.metrics.new_players_refused.inc()
+        return False
+
+    def give_back_new_player(self, address: str) -> None:
+        """A player counted by take_new_player was not made after all."""
+        bucket = self._buckets.get(address)
+        if bucket is not None:
+            bucket.tokens = min(float(bucket.burst), bucket.tokens + 1.0)
