@@ -70,10 +70,17 @@ def new_seed() -> int:
     return secrets.randbelow(p.SEED_MAX) + 1
 
 
+# Codes made by earlier versions had 6 characters; their races are still found by them.
+OLDEST_CODE_LENGTH = 6
+
+
 def normalise_code(text: str, length: int = 12) -> str | None:
-    """The race code a user typed, upper-cased, or None if it cannot be one."""
+    """The race code a user typed, upper-cased, or None if it cannot be one: `length`
+    characters, as this server makes them, or as few as earlier versions made."""
     code = text.strip().upper()
-    if len(code) != length or any(c not in p.RACE_ALPHABET for c in code):
+    if not OLDEST_CODE_LENGTH <= len(code) <= max(length, OLDEST_CODE_LENGTH):
+        return None
+    if any(c not in p.RACE_ALPHABET for c in code):
         return None
     return code
 
