@@ -21,7 +21,7 @@ import msgspec
 import engine
 import protocol as p
 from server.config import Config
-from server.play.game_machine import LiveGame, dealt_fields, timed_out
+from server.play.game_machine import LiveGame, dealt_fields, progress, timed_out
 from server.play.ranking import rank_key, ranked
 from server.store.events import Event
 from server.store.keys import race_gid
@@ -188,16 +188,37 @@ class RaceMachine:
         )
         return machine, Transition(change, [created, lobby], events)
 
-    def join(self, seat: p.Seat, origin: str, instances: list[str]) -> Transition:
-        """`seat.player` asks for a seat. A seated player gets the race as it stands
-        (its lobby, and its result once it has one: how a seat that was offline when the
-        result went out gets it back); `change` is then None."""
+    def join(
+        self,
+        seat: p.Seat,
+        origin: str,
+        instances: list[str],
+        games: list[GameRecord] | None = None,
+        now_ms: int = 0,
+    ) -> Transition:
+        """`seat.player` asks for a seat. A seated player gets the race as it stands, as a
+        seat that never left has it: its lobby; once it runs, its `start` and every seat's
+        `progress` from `games` (the seats' records as read at `now_ms`); once it is done,
+        its result (how a seat that was offline when the result went out gets it back).
+        Anyone gets a finished race's lobby and result: nothing in them is hidden any more.
+        `change` is then None."""
         race = self.race
-        if self.seated(seat.player):
+        seated = self.seated(seat.player)
+        if seated or race.status == RaceStatus.DONE:
             replies: list[p.Message] = [self.lobby()]
             result = race.stored_result()
             if result is not None:
                 replies.append(result)
+            elif not seated:
+                raise p.Refused(p.RACE_STARTED, f"race {race.code} has finished")
+            elif race.status == RaceStatus.RUNNING:
+                replies.append(self.start_message())
+                by_player = {g.player: g for g in games or ()}
+                replies += [
+                    progress(by_player[s.player], now_ms)
+                    for s in race.seats
+                    if s.player in by_player
+                ]
             return Transition(None, replies)
         if race.status != RaceStatus.LOBBY:
             raise p.Refused(p.RACE_STARTED, f"race {race.code} has already started")

@@ -111,10 +111,14 @@ class Races:
         code = self._code(msg.race)
         seat = p.Seat(player=who.player, name=who.name)
         step, machine = await self._join(code, seat, who.uid)
-        if step.change is None:
+        if step.change is None and not machine.seated(who.player):
+            log.info("race %s: its result shown to player %s (not seated)", code, who.player)
+        elif step.change is None:
             await self.store.add_interest([self.store.keys.race_interest(code)])
-            if len(step.replies) > 1:
+            if any(isinstance(r, p.Result) for r in step.replies):
                 log.info("race %s: result sent again to player %s", code, who.player)
+            elif len(step.replies) > 1:
+                log.info("race %s: player %s is back in the running race", code, who.player)
         else:
             log.info("race %s: player %s (%s) joined", code, who.player, who.name)
             self._remember_lobby(machine.race)
@@ -234,7 +238,12 @@ class Races:
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
-            if machine.seated(seat.player):
+            if machine.seated(seat.player) and race.status == RaceStatus.RUNNING:
+                # Back in a running race: it answers with where every seat stands.
+                records = await self.store.load_records(machine.gids())
+                games = [r for r in records if r is not None]
+                return machine.join(seat, origin, [], games, self.clock.now_ms()), machine
+            if machine.seated(seat.player) or race.status == RaceStatus.DONE:
                 return machine.join(seat, origin, []), machine
             instances: list[str] = []
             if not is_bot(seat.player):

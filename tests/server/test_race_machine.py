@@ -3,8 +3,11 @@
 A hypothesis state machine plays several players against server/play/race_machine.py and
 server/play/game_machine.py, applying each transition's writes to an in-memory copy of the
 race (as the store would) and checking after every step: seats and statuses change only as
-the lifecycle allows, no move is taken after a game's end or past the time limit, a closed
-race has exactly one result with one standing per seat, ranked by score, time and moves.
+the lifecycle allows, the host is always seated, no move is taken after a game's
+end or past the time limit, a closed race has exactly one result with one standing per
+seat, ranked by score, time and moves; a seat that joins again gets what a seat that never
+left has (the start and every seat's progress), and anyone joining a finished race its
+result.
 """
 
 from __future__ import annotations
@@ -67,21 +70,55 @@ class RaceLife(RuleBasedStateMachine):
         m = self.machine
         assert m is not None
         before = list(m.players())
+        status = m.race.status
+        records = [live.record for live in self.games.values()]
         try:
-            step = m.join(p.Seat(who, who.title()), "i.2", ["i"])
+            step = m.join(p.Seat(who, who.title()), "i.2", ["i"], records, self.now)
         except p.Refused as refused:
-            assert who not in before
-            if m.race.status != RaceStatus.LOBBY:
+            assert who not in before and status != RaceStatus.DONE
+            if status != RaceStatus.LOBBY:
                 assert refused.code == p.RACE_STARTED
             else:
                 assert refused.code == p.RACE_FULL and len(before) == m.race.max_players
             assert m.players() == before
             return
-        if who in before:
+        lobby = step.replies[0]
+        assert isinstance(lobby, p.Lobby) and [s.player for s in lobby.players] == m.players()
+        if status == RaceStatus.DONE:
+            # Seated or not: the race's one result, as every seat was sent it.
             assert step.change is None and m.players() == before
+            assert step.replies[1:] == self.results
+        elif who in before:
+            assert step.change is None and m.players() == before
+            if status == RaceStatus.RUNNING:
+                self._check_rejoin(step.replies[1:])
+            else:
+                assert len(step.replies) == 1
         else:
             assert step.change is not None and m.players() == [*before, who]
             assert len(m.players()) <= m.race.max_players
+
+    def _check_rejoin(self, replies: list[p.Message]) -> None:
+        """What a seat joining a running race again gets: the start and one progress per
+        seat, in seat order, as the seats' records stand now."""
+        m = self.machine
+        assert m is not None
+        start, *progress = replies
+        assert isinstance(start, p.Start) and start.starts_at_ms == m.race.starts_at_ms
+        limit_ms = m.race.time_limit_s * 1000
+        assert start.ends_at_ms == (m.race.starts_at_ms + limit_ms if limit_ms else None)
+        assert [g.player for g in progress] == m.players()
+        for got in progress:
+            assert isinstance(got, p.Progress)
+            rec = self.games[got.player].record
+            assert (got.score, got.moves, got.won, got.over, got.finished) == (
+                rec.score, rec.moves, rec.won, rec.over, rec.finished,
+            )  # fmt: skip
+            # The seat's clock, from the start to its end (or now), within the time limit.
+            end = rec.finished_at_ms if rec.finished else self.now
+            if limit_ms:
+                end = min(end, m.race.starts_at_ms + limit_ms)
+            assert got.elapsed_ms == max(0, end - m.race.starts_at_ms)
 
     @precondition(lambda self: self.machine is not None)
     @rule(who=st.sampled_from(PLAYERS))
@@ -171,6 +208,13 @@ class RaceLife(RuleBasedStateMachine):
         self.results.append(result)
 
     # ------------------------------------------------------------ invariants
+
+    @invariant()
+    def the_host_is_seated(self) -> None:
+        m = self.machine
+        if m is None:
+            return
+        assert m.race.host in m.players()
 
     @invariant()
     def one_result_with_one_standing_per_seat(self) -> None:
