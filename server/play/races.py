@@ -156,6 +156,39 @@ class Races:
             await self.bots.race_started(code)
         return step.replies
 
+    async def leave(self, code: str, player: str) -> None:
+        """`player` has gone from every connection: they leave the race if it is still in
+        its lobby (RaceMachine.leave), and the others hear the lobby as it then stands."""
+        for _ in range(RETRIES):
+            race = await self.store.load_race(code)
+            if race is None:
+                return
+            machine = RaceMachine(race, self.rules)
+            step = machine.leave(player)
+            if step.change is None:
+                if race.status == RaceStatus.LOBBY and player == race.host:
+                    log.info(
+                        "race %s: host %s left, no other player to hand it to: the lobby "
+                        "waits for them", code, player,
+                    )  # fmt: skip
+                return
+            status = await self.store.write_race(step.change)
+            if status is Status.MISSING:
+                return
+            if status is Status.APPLIED:
+                new = machine.race
+                if new.host != race.host:
+                    log.info(
+                        "race %s: host %s left the lobby; %s is the host now",
+                        code, player, new.host,
+                    )  # fmt: skip
+                else:
+                    log.info("race %s: player %s left the lobby", code, player)
+                self._lobbies.pop(code)
+                self.deliver(step.events)
+                return
+        log.warning("race %s: player %s could not leave it (it kept changing)", code, player)
+
     # ------------------------------------------------------------ seats
 
     def known_seats(self, code: str) -> list[str] | None:

@@ -1,9 +1,10 @@
-"""The race machine on its own: random joins, starts, moves, resignations and clock jumps.
+"""The race machine on its own: random joins, leaves, starts, moves, resignations and clock
+jumps.
 
 A hypothesis state machine plays several players against server/play/race_machine.py and
 server/play/game_machine.py, applying each transition's writes to an in-memory copy of the
 race (as the store would) and checking after every step: seats and statuses change only as
-the lifecycle allows, the host is always seated, no move is taken after a game's
+the lifecycle allows, the host is always a seated person, no move is taken after a game's
 end or past the time limit, a closed race has exactly one result with one standing per
 seat, ranked by score, time and moves; a seat that joins again gets what a seat that never
 left has (the start and every seat's progress), and anyone joining a finished race its
@@ -32,7 +33,7 @@ from server.play.race_machine import RaceMachine, RaceRules
 from server.store.records import RaceStatus
 from server.store.writes import MUST_NOT_EXIST
 
-PLAYERS = ["ann", "bob", "cy", "dee", "eve"]
+PLAYERS = ["ann", "bob", "cy", "dee", "eve", "bot-1"]  # bot-1: a bot seat (never leaves)
 RULES = RaceRules(untimed_race_max_s=3600)
 
 
@@ -119,6 +120,33 @@ class RaceLife(RuleBasedStateMachine):
             if limit_ms:
                 end = min(end, m.race.starts_at_ms + limit_ms)
             assert got.elapsed_ms == max(0, end - m.race.starts_at_ms)
+
+    @precondition(lambda self: self.machine is not None)
+    @rule(who=st.sampled_from(PLAYERS))
+    def leave(self, who: str) -> None:
+        """`who`'s last connection closed (and the grace passed)."""
+        m = self.machine
+        assert m is not None
+        before, host, ver = list(m.players()), m.race.host, m.race.ver
+        step = m.leave(who)
+        others = [pl for pl in before if pl != who]
+        humans = [pl for pl in others if not pl.startswith("bot-")]
+        stays = (
+            m.race.status != RaceStatus.LOBBY
+            or who not in before
+            or who.startswith("bot-")
+            or (who == host and not humans)
+        )
+        if stays:
+            assert step.change is None and m.players() == before and m.race.host == host
+            return
+        assert step.change is not None and step.change.expect_ver == ver
+        assert [s.player for s in step.change.gone_seats] == [who]
+        assert m.players() == others and m.race.ver == ver + 1
+        assert m.race.host == (humans[0] if who == host else host)
+        lobby = step.replies[0]
+        assert isinstance(lobby, p.Lobby) and lobby.host == m.race.host
+        assert sorted(step.events[0].to) == sorted(others)
 
     @precondition(lambda self: self.machine is not None)
     @rule(who=st.sampled_from(PLAYERS))
@@ -210,11 +238,11 @@ class RaceLife(RuleBasedStateMachine):
     # ------------------------------------------------------------ invariants
 
     @invariant()
-    def the_host_is_seated(self) -> None:
+    def the_host_is_a_seated_person(self) -> None:
         m = self.machine
         if m is None:
             return
-        assert m.race.host in m.players()
+        assert m.race.host in m.players() and not m.race.host.startswith("bot-")
 
     @invariant()
     def one_result_with_one_standing_per_seat(self) -> None:
