@@ -103,8 +103,8 @@ class Play:
     def take(self, message: dict[str, Any], reply: bool = False) -> None:
         if message.get("t") == "welcome":
             self.session.apply(message)
-            if message.get("reconnected") and self.session.result_missed(message["active"]):
-                self._tasks.append(asyncio.create_task(self._ask_result(), name="result-again"))
+            if message.get("reconnected") and self.session.behind_after_reconnect():
+                self._tasks.append(asyncio.create_task(self._rejoin(), name="rejoin"))
             return
         if message.get("t") == "error":
             self.session.say(str(message.get("msg", "error")), error=True)
@@ -112,9 +112,13 @@ class Play:
             self.listener.changed()
             return
         was_finished = self.session.phase in ("finished", "result", "done")
+        lobby = message.get("t") == "lobby" and self.session.phase in ("connecting", "lobby")
+        before = (self.session.host, dict(self.session.seats)) if lobby else None
         if self.session.apply(message, reply=reply):
             self.listener.message(self._annotated(message))
             self.listener.changed()
+        if before is not None and self.session.phase == "lobby":
+            self._lobby_news(*before)
         if not was_finished and self.session.phase == "finished":
             if self.session.kind == "daily":
                 self._tasks.append(asyncio.create_task(self._daily_over(), name="daily-over"))
@@ -127,6 +131,21 @@ class Play:
             self.started.set()
         if self.session.phase in ("result", "done"):
             self.over.set()
+
+    def _lobby_news(self, host: str | None, seats: dict[str, Any]) -> None:
+        """Say who left the lobby, and who is its host now if that changed."""
+        session = self.session
+        gone = [seat.name for pid, seat in seats.items() if pid not in session.seats]
+        if not gone or host is None:
+            return
+        text = f"{', '.join(gone)} left the lobby."
+        if session.host != host:
+            new = session.seats.get(session.host or "")
+            if session.host == session.me:
+                text += " You are the host now: press Enter to start the race."
+            elif new is not None:
+                text += f" {new.name} is the host now."
+        self.tell(text)
 
     def _annotated(self, message: dict[str, Any]) -> dict[str, Any]:
         """States go out with the legal moves (from the engine, on the public view) for bots."""
@@ -143,11 +162,12 @@ class Play:
         self.listener.changed()
         self.over.set()
 
-    async def _ask_result(self) -> None:
-        """Ask for the result of a race that ended while the connection was down.
+    async def _rejoin(self) -> None:
+        """Join the race again after a reconnect, to hear what was missed meanwhile.
 
-        A seated player's `join` is answered with the lobby, and for a finished race the
-        server then sends its `result` again, which arrives as an event like the first.
+        A seated player's `join` is answered with the lobby, and the server then sends, as
+        events like any others, a running race's `start` and every seat's `progress`, or a
+        finished race's `result`.
         """
         race = self.session.race
         try:
@@ -156,7 +176,7 @@ class Play:
         except ConnectionLost:
             return
         except ServerError as exc:
-            self.tell(f"Could not fetch race {race}'s result: {exc.msg} ({exc.code})", error=True)
+            self.tell(f"Could not catch up with race {race}: {exc.msg} ({exc.code})", error=True)
             return
         self.take(reply, reply=True)
 

@@ -88,7 +88,7 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
         welcome = await conn.open()
     except ConnectError as exc:
         return fail(str(exc))
-    session.me = welcome.player
+    session.me, session.my_name = welcome.player, welcome.name
     play = Play(conn, session, PlainFront())
     front: Any = play.listener
     if not ctx.plain:

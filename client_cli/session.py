@@ -42,6 +42,7 @@ class GameSession:
     kind: str  # "race", "daily" or "practice"
     game: str
     me: str = ""
+    my_name: str = ""  # as the welcome has it
     race: str | None = None
     host: str | None = None
     phase: str = "connecting"  # lobby, playing, finished (waiting for the result), result, done
@@ -67,6 +68,7 @@ class GameSession:
         kind = message.get("t")
         if kind == "welcome":
             self.me = str(message.get("player", self.me))
+            self.my_name = str(message.get("name", self.my_name))
             return False
         parsed = parse(message)
         if isinstance(parsed, State):
@@ -81,7 +83,7 @@ class GameSession:
             if self.phase in ("connecting", "lobby"):
                 self.phase = "lobby"
             for p in parsed.players:
-                self.seats.setdefault(p.player, Seat(p.player, p.name))
+                self.seats.setdefault(p.player, Seat(p.player, p.name)).name = p.name
             seated = {p.player for p in parsed.players}
             if self.phase == "lobby":
                 for pid in list(self.seats):
@@ -132,7 +134,7 @@ class GameSession:
             if self.phase in ("connecting", "lobby"):
                 self.phase = "playing"
             if self.me:
-                seat = self.seats.setdefault(self.me, Seat(self.me, "you"))
+                seat = self.seats.setdefault(self.me, Seat(self.me, self.my_name or "you"))
                 seat.score, seat.moves = state.score, state.n
                 seat.won, seat.over, seat.finished = state.won, state.over, state.finished
         elif self.phase == "connecting":
@@ -143,17 +145,16 @@ class GameSession:
             self.phase = "playing"  # a practice game's end was undone
         return True
 
-    def result_missed(self, active: list[dict[str, Any]]) -> bool:
-        """After a reconnect: did this race end, its result unheard, while we were away?
+    def behind_after_reconnect(self) -> bool:
+        """After a reconnect: may this race have moved on unheard while we were away?
 
-        `active` is the new welcome's unfinished games: the seat's game missing there means
-        it is finished, and the result may have gone out while the connection was down.
+        A race under way may have had moves, or its result: joining it again brings every
+        seat's progress, or the result. A player away from a lobby for longer than the
+        server waits has left it: joining again takes a seat back.
         """
         if self.kind != "race" or self.race is None or self.result is not None:
             return False
-        if self.phase not in ("playing", "finished"):
-            return False
-        return not any(g.get("race") == self.race for g in active if isinstance(g, dict))
+        return self.phase in ("lobby", "playing", "finished")
 
     def say(self, text: str, error: bool = False) -> None:
         self.notice, self.notice_is_error = text, error

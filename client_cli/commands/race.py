@@ -10,6 +10,7 @@ from typing import Any
 from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.connection import Connection
+from client_cli.messages import ServerError
 from client_cli.play import Play
 from client_cli.runner import play_game
 from client_cli.session import GameSession, Seat
@@ -107,6 +108,12 @@ def run_join(args: argparse.Namespace) -> int:
                 session.game = str(state.get("game"))
                 play.take(state, reply=True)
                 play.session.say("Welcome back: carrying on where you left off.")
+                # The welcome has one's own game; joining again brings the race's start
+                # (its time limit) and where every seat stands, as events after the lobby.
+                try:
+                    play.take(await conn.request({"t": "join", "race": code}), reply=True)
+                except ServerError as exc:
+                    play.tell(f"Could not catch up with race {code}: {exc.msg}", error=True)
                 return
         reply = await conn.request({"t": "join", "race": code})
         session.game = str(reply.get("game", ""))

@@ -1,6 +1,7 @@
 """Races played with the real `solitaire` program in real terminals (tmux) against a
-real server: the lobby, a win, the standings, completion, an illegal move, and the
-server dying and coming back mid-game."""
+real server: the lobby, a win, the standings, completion, an illegal move, the server
+dying and coming back mid-game, coming back to a race, a host leaving the lobby, and a
+finished race looked up by someone who was not in it."""
 
 from __future__ import annotations
 
@@ -13,17 +14,21 @@ from pathlib import Path
 
 from client_deals import QUATORZE_SEED, QUATORZE_WIN
 from client_harness import Terminal
-from support.server_proc import ServerProcess
+from support.server_proc import ServerFactory, ServerProcess
 
 CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{6})")
 
 
-def open_race(
-    terminals: Callable[..., Terminal], server: ServerProcess, *alice_args: str
+def open_lobby(
+    terminals: Callable[..., Terminal],
+    server: ServerProcess,
+    *alice_args: str,
+    race_args: tuple[str, ...] = (),
 ) -> tuple[Terminal, Terminal, str]:
-    """alice creates a Quatorze race on deal 1, bob joins, alice starts it."""
+    """alice creates a Quatorze race on deal 1 (with `race_args`), bob joins it."""
     alice = terminals("alice", "--server", server.ws_url, "--name", "alice", *alice_args,
-                      "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
+                      "race", "new", "quatorze", "--seed", str(QUATORZE_SEED),
+                      *race_args)  # fmt: skip
     code = alice.wait_for(CODE.pattern).group(1)
     assert f"solitaire race join {code}" in alice.screen()
     # bob's terminal has no colours (NO_COLOR) and he asks for ASCII suits.
@@ -31,12 +36,28 @@ def open_race(
                     "--ascii", env={"NO_COLOR": "1"})  # fmt: skip
     bob.wait_for(r"Waiting for the host to start")
     alice.wait_for(r"^  bob\s+│")
+    return alice, bob, code
+
+
+def open_race(
+    terminals: Callable[..., Terminal],
+    server: ServerProcess,
+    *alice_args: str,
+    race_args: tuple[str, ...] = (),
+) -> tuple[Terminal, Terminal, str]:
+    """alice creates a Quatorze race on deal 1, bob joins, alice starts it."""
+    alice, bob, code = open_lobby(terminals, server, *alice_args, race_args=race_args)
     alice.enter()  # the host starts with a key
     alice.wait_for(r"\[ J♦\]")  # deal 1's first cell
     bob.wait_for(r"\[ JD\]")
     for player in (alice, bob):
         player.wait_for(r"Moves\s+0")
     return alice, bob, code
+
+
+def panel_row(name: str, score: str, moves: str) -> str:
+    """A row of the side panel's players: marks, the name, its score and moves."""
+    return rf"^.*[│|][ >▶][ W.✓·]{re.escape(name)}\s+{score}\s+{moves}\s*$"
 
 
 COLOUR = re.compile(r"\x1b\[[0-9;]*(?:38|48);[25];")  # a foreground/background colour
@@ -148,3 +169,69 @@ def test_the_server_dies_mid_game_and_the_client_carries_on(
     for player in (alice, bob):
         screen = player.wait_for(rf"Race {code} is over").string
         assert re.search(r"^ 1  alice\s+won\s+52\s+26", screen, re.M), screen
+
+
+def test_coming_back_to_a_race_shows_what_a_player_who_never_left_sees(
+    terminals: Callable[..., Terminal], server: ServerProcess
+) -> None:
+    alice, bob, code = open_race(terminals, server, race_args=("--time-limit", "600"))
+    for move in QUATORZE_WIN[:3]:
+        alice.enter(move)
+    alice.wait_for(r"Moves\s+3")
+    bob.enter(QUATORZE_WIN[0])
+    bob.wait_for(r"Moves\s+1")
+    # bob, who never left: both rows with their figures (3 pairs are 6 points), time left.
+    bob.wait_for(panel_row("alice", "6", "3"))
+    bob.wait_for(panel_row("bob", "2", "1"))
+    bob.wait_for(r"Left\s+\d+:\d\d")
+    bob.keys("C-c")
+    bob.wait_for(rf"solitaire race join {code}")
+    bob = terminals("bob", "race", "join", code, "--server", server.ws_url, "--ascii")
+    bob.wait_for(r"Welcome back")
+    # Back: his own row under his name, alice's row with her figures before she moves
+    # again, and the time limit's row, as before he left.
+    bob.wait_for(panel_row("bob", "2", "1"))
+    bob.wait_for(panel_row("alice", "6", "3"))
+    screen = bob.wait_for(r"Left\s+\d+:\d\d").string
+    assert not re.search(panel_row("you", r"\S+", r"\S+"), screen, re.M), screen
+    assert re.search(r"Moves\s+1", screen), screen
+    # And he follows the race from then on.
+    alice.enter(QUATORZE_WIN[3])
+    bob.wait_for(panel_row("alice", "8", "4"))
+
+
+def test_when_the_host_leaves_the_lobby_the_next_player_is_told_and_may_start(
+    terminals: Callable[..., Terminal], servers: ServerFactory
+) -> None:
+    server = servers.start(env={"SOLITAIRE_LOBBY_LEAVE_GRACE_S": "0.5"})
+    alice, bob, _code = open_lobby(terminals, server)
+    alice.keys("C-c")  # the host leaves before starting
+    alice.wait_for(r"\[exited 0\]")
+    screen = bob.wait_for(r"alice left the lobby\. You are the host now").string
+    assert "Press Enter to start the race." in screen
+    assert "bob (host) (you)" in screen and "alice" not in screen.split("Players")[1], screen
+    bob.enter()
+    bob.wait_for(r"\[ JD\]")
+    bob.wait_for(r"Moves\s+0")
+
+
+def test_joining_a_finished_race_shows_its_standings(
+    terminals: Callable[..., Terminal], server: ServerProcess
+) -> None:
+    alice, bob, code = open_race(terminals, server)
+    alice.enter(QUATORZE_WIN[0])
+    alice.wait_for(r"Moves\s+1")
+    for player in (alice, bob):
+        player.enter("resign")
+    for player in (alice, bob):
+        player.wait_for(rf"Race {code} is over")
+    # carol was never in it: she sees its standings and seed, as its players did.
+    carol = terminals("carol", "race", "join", code, "--server", server.ws_url,
+                      "--name", "carol")  # fmt: skip
+    screen = carol.wait_for(rf"Race {code} is over").string
+    assert f"Seed {QUATORZE_SEED}" in screen
+    assert re.search(r"^ 1  alice\s+resigned\s+2\s+1", screen, re.M), screen
+    assert re.search(r"^ 2  bob\s+resigned\s+0\s+0", screen, re.M), screen
+    carol.enter()
+    after = carol.wait_for(r"\[exited 0\]").string
+    assert f"Race {code} is over" in after
