@@ -18,7 +18,7 @@ import protocol as p
 from client_cli.connection import Connection, ConnectionLost
 from client_cli.messages import Event, ProtocolError, ServerError, Welcomed, as_plain, expect
 from client_cli.moves import help_text, resolve
-from client_cli.session import GameSession
+from client_cli.session import GameSession, Seat
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +116,8 @@ class Play:
     def take(self, message: Event, reply: bool = False) -> None:
         if isinstance(message, Welcomed):
             self.session.apply(message)
-            if message.reconnected and self.session.result_missed(message.welcome.active):
-                self._tasks.append(asyncio.create_task(self._ask_result(), name="result-again"))
+            if message.reconnected and self.session.behind_after_reconnect():
+                self._tasks.append(asyncio.create_task(self._rejoin(), name="rejoin"))
             return
         if isinstance(message, p.Error):
             self.session.say(message.msg, error=True)
@@ -126,9 +126,13 @@ class Play:
             return
         was_finished = self.session.phase in ("finished", "result", "done")
         had_result = self.session.phase == "result"
+        lobby = isinstance(message, p.Lobby) and self.session.phase in ("connecting", "lobby")
+        before = (self.session.host, dict(self.session.seats)) if lobby else None
         if self.session.apply(message, reply=reply):
             self.listener.message(self._annotated(message))
             self.listener.changed()
+        if before is not None and self.session.phase == "lobby":
+            self._lobby_news(*before)
         if self.session.phase != "playing":
             self.resign_pending = False  # the game ended meanwhile: nothing left to ask
         if not had_result and self.session.phase == "result":
@@ -158,6 +162,21 @@ class Play:
             until += " or the time limit is reached"
         return f"Your game is over. The standings appear once {until}; quit leaves meanwhile."
 
+    def _lobby_news(self, host: str | None, seats: dict[str, Seat]) -> None:
+        """Say who left the lobby, and who is its host now if that changed."""
+        session = self.session
+        gone = [seat.name for pid, seat in seats.items() if pid not in session.seats]
+        if not gone or host is None:
+            return
+        text = f"{', '.join(gone)} left the lobby."
+        if session.host != host:
+            new = session.seats.get(session.host or "")
+            if session.host == session.me:
+                text += " You are the host now: press Enter to start the race."
+            elif new is not None:
+                text += f" {new.name} is the host now."
+        self.tell(text)
+
     def _annotated(self, message: Event) -> dict[str, Any]:
         """States go out with the legal moves (from the engine, on the public view) for bots."""
         fields = as_plain(message)
@@ -174,11 +193,12 @@ class Play:
         self.listener.changed()
         self.over.set()
 
-    async def _ask_result(self) -> None:
-        """Ask for the result of a race that ended while the connection was down.
+    async def _rejoin(self) -> None:
+        """Join the race again after a reconnect, to hear what was missed meanwhile.
 
-        A seated player's `join` is answered with the lobby, and for a finished race the
-        server then sends its `result` again, which arrives as an event like the first.
+        A seated player's `join` is answered with the lobby, and the server then sends, as
+        events like any others, a running race's `start` and every seat's `progress`, or a
+        finished race's `result`.
         """
         race = self.session.race
         try:
@@ -187,7 +207,7 @@ class Play:
         except ConnectionLost:
             return
         except ServerError as exc:
-            self.tell(f"Could not fetch race {race}'s result: {exc.msg} ({exc.code})", error=True)
+            self.tell(f"Could not catch up with race {race}: {exc.msg} ({exc.code})", error=True)
             return
         self.take(reply, reply=True)
 

@@ -36,7 +36,7 @@ class GameSession:
     kind: str  # "race", "daily" or "practice"
     game: str
     me: str = ""
-    my_name: str = ""
+    my_name: str = ""  # as the welcome has it
     race: str | None = None
     host: str | None = None
     phase: str = "connecting"  # lobby, playing, finished (waiting for the result), result, done
@@ -83,7 +83,8 @@ class GameSession:
             if self.phase in ("connecting", "lobby"):
                 self.phase = "lobby"
             # Before the start every seat is at the deal; a lobby heard later (joining a race
-            # under way again) names the seats but says nothing of where they are.
+            # under way again) names the seats but says nothing of where they are: the
+            # `progress` the server sends after it does.
             at_deal = self.phase == "lobby"
             for p in message.players:
                 seat = self.seats.setdefault(p.player, Seat(p.player, p.name))
@@ -170,17 +171,16 @@ class GameSession:
                 seat.score = state.score
                 seat.won, seat.over, seat.finished = state.won, state.over, state.over
 
-    def result_missed(self, active: list[State]) -> bool:
-        """After a reconnect: did this race end, its result unheard, while we were away?
+    def behind_after_reconnect(self) -> bool:
+        """After a reconnect: may this race have moved on unheard while we were away?
 
-        `active` is the new welcome's unfinished games: the seat's game missing there means
-        it is finished, and the result may have gone out while the connection was down.
+        A race under way may have had moves, or its result: joining it again brings every
+        seat's progress, or the result. A player away from a lobby for longer than the
+        server waits has left it: joining again takes a seat back.
         """
         if self.kind != "race" or self.race is None or self.result is not None:
             return False
-        if self.phase not in ("playing", "finished"):
-            return False
-        return not any(g.race == self.race for g in active)
+        return self.phase in ("lobby", "playing", "finished")
 
     def say(self, text: str, error: bool = False) -> None:
         self.notice, self.notice_is_error = text, error

@@ -29,6 +29,7 @@ from server.play.cache import LiveGames
 from server.play.moves import Moves
 from server.play.players import Players
 from server.play.practice import Practice
+from server.play.presence import Presence
 from server.play.races import Races
 from server.solver_pool import SolverPool
 from server.store.bus import Bus
@@ -66,6 +67,7 @@ class App:
         self.moves = Moves(self.store, self.cache, self.races, self.clock, self.metrics, deliver)
         self.bots = BotRunner(self.store, self.cache, self.moves, self.solver, self.clock, config)
         self.races.bots = self.bots
+        self.presence = Presence(self.store, self.races, config)
         self.practice = Practice(
             self.store, self.cache, self.moves, self.solver, self.clock, config, deliver
         )
@@ -99,6 +101,7 @@ class App:
             hub=self.hub,
             decoder=p.RequestDecoder(cfg.limits),
             players=self.players,
+            presence=self.presence,
             handlers=build_handlers(
                 self.races,
                 self.moves,
@@ -118,6 +121,7 @@ class App:
         # Races whose time ran out while no server was up are closed before anyone connects,
         # so that nobody is welcomed back into a race that is over.
         await self._reap(full=True)
+        await self.presence.beat()
         limits = Limits(
             max_size=cfg.max_frame_bytes,
             write_limit=cfg.max_outbox_bytes * 2,
@@ -196,6 +200,7 @@ class App:
         while not self._stop.is_set():  # the stop event too: see the cancellation in run()
             await asyncio.sleep(cfg.reaper_interval_s)
             try:
+                await self.presence.beat()
                 full = loop.time() - last_full >= cfg.reaper_full_scan_s
                 if full:
                     last_full = loop.time()

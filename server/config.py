@@ -73,6 +73,9 @@ class Config:
     race_code_length: int = 12  # 60 random bits: see docs/protocol.md, "Races"
     untimed_race_max_s: int = 24 * 3600  # an untimed race is closed this long after its start
     lobby_ttl_s: int = 24 * 3600  # a lobby nobody starts is forgotten after this
+    # A player with no connection left this long leaves the lobbies they wait in (a host
+    # hands the race on); a client that lost its network reconnects well within it.
+    lobby_leave_grace_s: float = 30.0
     finished_race_ttl_s: int = 30 * 24 * 3600  # finished races are kept this long
     reaper_interval_s: float = 1.0  # how often expired races are looked for
     reaper_full_scan_s: float = 30.0  # how often every running race is checked for completion
@@ -310,6 +313,11 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                          "shortest time limit of a race, in seconds (default 30)"),
     "max_time_limit_s": ("--max-time-limit-s", "SOLITAIRE_MAX_TIME_LIMIT_S", _positive(int),
                          "longest time limit of a race, in seconds (default 7200)"),
+    "lobby_leave_grace_s": ("--lobby-leave-grace-s", "SOLITAIRE_LOBBY_LEAVE_GRACE_S",
+                            _positive(float),
+                            "seconds a lobby waits for a player whose last connection closed "
+                            "before they leave it; a leaving host hands the race to the next "
+                            "player (default 30)"),
     "event_loop": ("--event-loop", "SOLITAIRE_EVENT_LOOP", _event_loop,
                    "uvloop, or asyncio: the standard library's loop (default uvloop)"),
     "solver_workers": ("--solver-workers", "SOLITAIRE_SOLVER_WORKERS", _positive(int),

@@ -164,13 +164,14 @@ def run_join(args: argparse.Namespace) -> int:
                 session.game = state.game
                 play.take(state, reply=True)
                 play.session.say("Welcome back: carrying on where you left off.")
-                # The welcome carries one's own game only: the lobby names the other seats.
-                # (A server that follows it with the race's `start` and a `progress` per seat
-                # also gives the time limit and where everyone is.)
+                # The welcome carries one's own game only: joining again brings the lobby
+                # (every seat's name), then the race's start (its time limit) and a
+                # `progress` per seat, as events after the lobby.
                 try:
                     play.take(await conn.request(p.Join(race=code)), reply=True)
-                except ServerError as exc:  # the game itself is back; only names are missing
-                    log.warning("race %s: no lobby on rejoining: %s", code, exc)
+                except ServerError as exc:  # the game itself is back; the others are not
+                    log.warning("race %s: could not join again: %s", code, exc)
+                    play.tell(f"Could not catch up with race {code}: {exc.msg}", error=True)
                 return
         reply = await conn.request(p.Join(race=code))
         session.game = reply.game if isinstance(reply, p.Lobby) else ""

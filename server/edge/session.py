@@ -27,6 +27,7 @@ from server.edge.hub import Hub
 from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.metrics import Metrics
 from server.play.players import Players, Who
+from server.play.presence import Presence
 from server.store.errors import STORE_ERRORS
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ class SessionContext:
     hub: Hub
     decoder: p.RequestDecoder
     players: Players
+    presence: Presence
     handlers: dict[type[p.Request], Handler]
     spawn: Callable[[Coroutine[Any, Any, Any]], None]
     ids: Iterator[int]
@@ -103,8 +105,9 @@ class Session:
             ctx.hub.remove(self)
             ctx.sessions.discard(self)
             ctx.metrics.connections.dec()
-            if self.player:
+            if self.who is not None and self.welcomed:
                 log.debug("player %s disconnected (%s)", self.player, self.uid)
+                ctx.spawn(ctx.presence.departed(self.who, ctx.draining()))
 
     def _wake(self) -> None:
         """A message is in the inbox: start the worker unless it is running."""
@@ -187,6 +190,7 @@ class Session:
                 if not greeting:
                     raise p.Refused(p.BAD_REQUEST, "hello was already said")
                 self.who, replies = await self._hello(request)
+                await ctx.presence.arrived(self.who)
                 self.player = self.who.player
                 ctx.hub.add(self)
             else:

@@ -96,18 +96,22 @@ class LiveGame:
         )
 
     def progress(self, now_ms: int) -> p.Progress:
-        rec = self.record
-        return p.Progress(
-            race=rec.race,
-            player=rec.player,
-            name=rec.name,
-            score=rec.score,
-            moves=rec.moves,
-            won=rec.won,
-            over=rec.over,
-            finished=rec.finished,
-            elapsed_ms=elapsed_ms(rec, now_ms),
-        )
+        return progress(self.record, now_ms)
+
+
+def progress(rec: GameRecord, now_ms: int) -> p.Progress:
+    """A race seat's `progress` as its record stands at `now_ms`."""
+    return p.Progress(
+        race=rec.race,
+        player=rec.player,
+        name=rec.name,
+        score=rec.score,
+        moves=rec.moves,
+        won=rec.won,
+        over=rec.over,
+        finished=rec.finished,
+        elapsed_ms=elapsed_ms(rec, now_ms),
+    )
 
 
 # ---------------------------------------------------------------- decisions

@@ -7,6 +7,9 @@ each seat. No await, no Redis, no sockets. Every status change of a race is made
 
     lobby --start--> running --close (every seat finished, or the deadline)--> done
 
+In its lobby a race also changes seats: `join` adds one, `leave` frees one (a player gone
+from every connection), handing the race to another human when its host leaves.
+
 server/play/races.py feeds it what it loads and stores what it decides; when the store
 finds the race changed meanwhile, it reads it again and asks the machine again.
 """
@@ -21,7 +24,8 @@ import msgspec
 import engine
 import protocol as p
 from server.config import Config
-from server.play.game_machine import LiveGame, dealt_fields, timed_out
+from server.play.bot_seats import is_bot
+from server.play.game_machine import LiveGame, dealt_fields, progress, timed_out
 from server.play.ranking import rank_key, ranked
 from server.store.events import Event
 from server.store.keys import race_gid
@@ -195,16 +199,37 @@ class RaceMachine:
         )
         return machine, Transition(change, [created, lobby], events)
 
-    def join(self, seat: p.Seat, origin: str, instances: list[str]) -> Transition:
-        """`seat.player` asks for a seat. A seated player gets the race as it stands
-        (its lobby, and its result once it has one: how a seat that was offline when the
-        result went out gets it back); `change` is then None."""
+    def join(
+        self,
+        seat: p.Seat,
+        origin: str,
+        instances: list[str],
+        games: list[GameRecord] | None = None,
+        now_ms: int = 0,
+    ) -> Transition:
+        """`seat.player` asks for a seat. A seated player gets the race as it stands, as a
+        seat that never left has it: its lobby; once it runs, its `start` and every seat's
+        `progress` from `games` (the seats' records as read at `now_ms`); once it is done,
+        its result (how a seat that was offline when the result went out gets it back).
+        Anyone gets a finished race's lobby and result: nothing in them is hidden any more.
+        `change` is then None."""
         race = self.race
-        if self.seated(seat.player):
+        seated = self.seated(seat.player)
+        if seated or race.status == RaceStatus.DONE:
             replies: list[p.Message] = [self.lobby()]
             result = race.stored_result()
             if result is not None:
                 replies.append(result)
+            elif not seated:
+                raise p.Refused(p.RACE_STARTED, f"race {race.code} has finished")
+            elif race.status == RaceStatus.RUNNING:
+                replies.append(self.start_message())
+                by_player = {g.player: g for g in games or ()}
+                replies += [
+                    progress(by_player[s.player], now_ms)
+                    for s in race.seats
+                    if s.player in by_player
+                ]
             return Transition(None, replies)
         if race.status != RaceStatus.LOBBY:
             raise p.Refused(p.RACE_STARTED, f"race {race.code} has already started")
@@ -221,6 +246,38 @@ class RaceMachine:
             new_seats=[seat],
             games=[GameChange(self.seat_record(seat), MUST_NOT_EXIST, all_fields=True)],
             instances=instances,
+            ttl_s=self.rules.lobby_ttl_s,
+            payload=encode_events(events),
+        )
+        return Transition(change, [lobby], events)
+
+    def leave(self, player: str) -> Transition:
+        """`player` has gone (no connection left) while the race waits in its lobby: their
+        seat is freed, and if they were its host the race passes to the next seated human,
+        in the order they joined. A host with no human left to hand it to keeps the race
+        (the lobby waits for them to come back until it expires). `change` is None when
+        nothing changes: the race has started, the player is not seated, or is that host."""
+        race = self.race
+        if race.status != RaceStatus.LOBBY or not self.seated(player) or is_bot(player):
+            return Transition(None)
+        staying = [s for s in race.seats if s.player != player]
+        host = race.host
+        if player == host:
+            humans = [s.player for s in staying if not is_bot(s.player)]
+            if not humans:
+                return Transition(None)
+            host = humans[0]
+        expect = race.ver
+        gone = [s for s in race.seats if s.player == player]
+        self.race = RaceRecord(
+            **{**race.__dict__, "seats": staying, "host": host, "ver": expect + 1}
+        )
+        lobby = self.lobby()
+        events = [Event(to=self.players(), frames=[p.encode(lobby)])]
+        change = RaceChange(
+            race=self.race,
+            expect_ver=expect,
+            gone_seats=gone,
             ttl_s=self.rules.lobby_ttl_s,
             payload=encode_events(events),
         )

@@ -111,10 +111,14 @@ class Races:
         code = self._code(msg.race)
         seat = p.Seat(player=who.player, name=who.name)
         step, machine = await self._join(code, seat, who.uid)
-        if step.change is None:
+        if step.change is None and not machine.seated(who.player):
+            log.info("race %s: its result shown to player %s (not seated)", code, who.player)
+        elif step.change is None:
             await self.store.add_interest([self.store.keys.race_interest(code)])
-            if len(step.replies) > 1:
+            if any(isinstance(r, p.Result) for r in step.replies):
                 log.info("race %s: result sent again to player %s", code, who.player)
+            elif len(step.replies) > 1:
+                log.info("race %s: player %s is back in the running race", code, who.player)
         else:
             log.info("race %s: player %s (%s) joined", code, who.player, who.name)
             self._remember_lobby(machine.race)
@@ -151,6 +155,39 @@ class Races:
         if self.bots is not None and any(is_bot(pl) for pl in players):
             await self.bots.race_started(code)
         return step.replies
+
+    async def leave(self, code: str, player: str) -> None:
+        """`player` has gone from every connection: they leave the race if it is still in
+        its lobby (RaceMachine.leave), and the others hear the lobby as it then stands."""
+        for _ in range(RETRIES):
+            race = await self.store.load_race(code)
+            if race is None:
+                return
+            machine = RaceMachine(race, self.rules)
+            step = machine.leave(player)
+            if step.change is None:
+                if race.status == RaceStatus.LOBBY and player == race.host:
+                    log.info(
+                        "race %s: host %s left, no other player to hand it to: the lobby "
+                        "waits for them", code, player,
+                    )  # fmt: skip
+                return
+            status = await self.store.write_race(step.change)
+            if status is Status.MISSING:
+                return
+            if status is Status.APPLIED:
+                new = machine.race
+                if new.host != race.host:
+                    log.info(
+                        "race %s: host %s left the lobby; %s is the host now",
+                        code, player, new.host,
+                    )  # fmt: skip
+                else:
+                    log.info("race %s: player %s left the lobby", code, player)
+                self._lobbies.pop(code)
+                self.deliver(step.events)
+                return
+        log.warning("race %s: player %s could not leave it (it kept changing)", code, player)
 
     # ------------------------------------------------------------ seats
 
@@ -234,7 +271,12 @@ class Races:
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
-            if machine.seated(seat.player):
+            if machine.seated(seat.player) and race.status == RaceStatus.RUNNING:
+                # Back in a running race: it answers with where every seat stands.
+                records = await self.store.load_records(machine.gids())
+                games = [r for r in records if r is not None]
+                return machine.join(seat, origin, [], games, self.clock.now_ms()), machine
+            if machine.seated(seat.player) or race.status == RaceStatus.DONE:
                 return machine.join(seat, origin, []), machine
             instances: list[str] = []
             if not is_bot(seat.player):

@@ -12,9 +12,11 @@ Cluster slot and a Lua script can update them together:
     {ns:player:PID}:meta             hash   name, created_ms, token_sha (SHA256 below)
     {ns:player:PID}:games            set    gids of the player's games (pruned lazily)
     {ns:player:PID}:inst             set    instances where the player is connected
+    {ns:player:PID}:conns            hash   the player's open connections: id -> instance
     {ns:player:PID}:game:GID[:moves] a daily game lives under its player's tag
     {ns:token:SHA256}                string player id of the token with that hash
     {ns:server}:config               hash   generated secret, ...
+    {ns:server}:live:INSTANCE        string present while that server instance runs (expires)
     {ns:index}:running               zset   running race codes, scored by their deadline (ms)
 
 A new player's meta, inst and token expire (unplayed_player_ttl_s) until its first game
@@ -107,11 +109,17 @@ class Keys:
     def player_interest(self, player: str) -> str:
         return f"{self.player_tag(player)}:inst"
 
+    def player_connections(self, player: str) -> str:
+        return f"{self.player_tag(player)}:conns"
+
     def token(self, token_hash: str) -> str:
         return f"{{{self.ns}:token:{token_hash}}}"
 
     def server_config(self) -> str:
         return f"{{{self.ns}:server}}:config"
+
+    def instance_live(self, instance: str) -> str:
+        return f"{{{self.ns}:server}}:live:{instance}"
 
     # -- games
     def game(self, gid: str) -> GameKeys | None:

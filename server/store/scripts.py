@@ -83,8 +83,8 @@ return out
 APPLY = (
     _RELAY
     + """
-local COMMANDS = {HSET = true, RPUSH = true, RPOP = true, SADD = true, EXPIRE = true,
-                  PERSIST = true, ZADD = true, ZREM = true}
+local COMMANDS = {HSET = true, RPUSH = true, RPOP = true, LREM = true, SADD = true,
+                  DEL = true, EXPIRE = true, PERSIST = true, ZADD = true, ZREM = true}
 local batch = cmsgpack.unpack(ARGV[4])
 for i, g in ipairs(batch[1]) do
   local key, want = KEYS[g[1]], g[2]

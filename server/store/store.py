@@ -227,6 +227,37 @@ class Store:
         """The instances where the player has a connection."""
         return sorted(await self.redis.smembers(self.keys.player_interest(player)))
 
+    # ------------------------------------------------------------ connections
+
+    async def connected(self, player: str, connection: str, ttl_s: int) -> None:
+        """Note an open connection of the player's on this instance (kept `ttl_s` after the
+        player's last one opened, so that entries a dead instance left behind go too)."""
+        key = self.keys.player_connections(player)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(key, connection, self.instance)
+        pipe.expire(key, ttl_s)
+        await pipe.execute()
+
+    async def disconnected(self, player: str, connections: Sequence[str]) -> None:
+        if connections:
+            await self.redis.hdel(self.keys.player_connections(player), *connections)
+
+    async def connections(self, player: str) -> dict[str, str]:
+        """The player's open connections on any instance: connection id -> instance."""
+        return dict(await self.redis.hgetall(self.keys.player_connections(player)))
+
+    async def heartbeat(self, ttl_s: float) -> None:
+        """This instance is running (for `ttl_s` more seconds unless said again)."""
+        await self.redis.set(self.keys.instance_live(self.instance), "1", px=int(ttl_s * 1000))
+
+    async def live_instances(self, instances: Sequence[str]) -> set[str]:
+        """Those of `instances` that are running (this one always is)."""
+        others = sorted(set(instances) - {self.instance})
+        if not others:
+            return {self.instance}
+        found = await self.redis.mget([self.keys.instance_live(i) for i in others])
+        return {self.instance} | {i for i, v in zip(others, found, strict=True) if v is not None}
+
     async def publish(self, instances: Sequence[str], payload: bytes) -> None:
         """Relay events to these instances (best effort, as pub/sub is)."""
         for inst in instances:
@@ -383,6 +414,12 @@ class Store:
         batch.hset(meta, change.race.to_redis())
         if change.new_seats:
             batch.command("RPUSH", seats, *[seat_entry(s) for s in change.new_seats])
+        for seat in change.gone_seats:
+            batch.command("LREM", seats, 0, seat_entry(seat))
+            gone = self.keys.game(race_gid(code, seat.player))
+            assert gone is not None
+            batch.command("DEL", gone.meta)
+            batch.command("DEL", gone.moves)
         if change.instances:
             batch.command("SADD", interest, *change.instances)
         for game in change.games:

@@ -37,11 +37,14 @@ class GameChange:
 @dataclass
 class RaceChange:
     """A change of a race: the race as it now is (its version bumped), checked against the
-    version it was decided on, with the seats it adds and the writes of its seats' games."""
+    version it was decided on, with the seats it adds or frees and the writes of its seats'
+    games."""
 
     race: RaceRecord
     expect_ver: int  # MUST_NOT_EXIST for a new race
     new_seats: list[p.Seat] = field(default_factory=list)
+    # Seats freed (a player who left the lobby): taken off the seats list, their games deleted.
+    gone_seats: list[p.Seat] = field(default_factory=list)
     games: list[GameChange] = field(default_factory=list)
     # Instances that must hear the race's events from now on (where its players are).
     instances: list[str] = field(default_factory=list)

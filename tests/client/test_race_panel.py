@@ -66,15 +66,10 @@ def test_rejoining_a_race_names_every_player(
     assert not re.search(panel_row("you", r"\S+", r"\S+"), screen, re.M), screen
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the server to send, after the `lobby` reply to a seated player's `join` "
-    "of a running race, the race's `start` and one `progress` per seat",
-)
 def test_rejoining_a_race_shows_what_a_player_who_never_left_sees(
     terminals: Callable[..., Terminal], server: ServerProcess
 ) -> None:
-    _alice, bob, _code = rejoin_after_moves(terminals, server)
+    alice, bob, _code = rejoin_after_moves(terminals, server)
     bob.wait_for(panel_row("bob", "2", "1"))
     # A move of bob's own: its reply comes after whatever the server sent on the rejoin,
     # so once it shows, so has everything the server sent with the lobby.
@@ -86,6 +81,9 @@ def test_rejoining_a_race_shows_what_a_player_who_never_left_sees(
         timeout=5,
     )
     assert re.search(r"Left\s+\d+:\d\d", screen), screen
+    # And he follows the race from then on.
+    alice.enter(QUATORZE_WIN[3])
+    bob.wait_for(panel_row("alice", "8", "4"))
 
 
 def test_a_finished_player_is_told_what_they_wait_for(

@@ -1,6 +1,7 @@
 """Races played with the real `solitaire` program in real terminals (tmux) against a
-real server: the lobby, a win, the standings, completion, an illegal move, and the
-server dying and coming back mid-game."""
+real server: the lobby, a win, the standings, completion, an illegal move, the server
+dying and coming back mid-game, a host leaving the lobby, and a finished race looked up
+by someone who was not in it. (Coming back to a race under way: test_race_panel.py.)"""
 
 from __future__ import annotations
 
@@ -13,15 +14,15 @@ from pathlib import Path
 
 from client_deals import QUATORZE_SEED, QUATORZE_WIN
 from client_harness import Terminal
-from support.server_proc import ServerProcess
+from support.server_proc import ServerFactory, ServerProcess
 
 CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{12})")
 
 
-def open_race(
+def open_lobby(
     terminals: Callable[..., Terminal], server: ServerProcess, *alice_args: str
 ) -> tuple[Terminal, Terminal, str]:
-    """alice creates a Quatorze race on deal 1, bob joins, alice starts it."""
+    """alice creates a Quatorze race on deal 1, bob joins it."""
     alice = terminals("alice", "--server", server.ws_url, "--name", "alice", *alice_args,
                       "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
     code = alice.wait_for(CODE.pattern).group(1)
@@ -31,6 +32,14 @@ def open_race(
                     "--ascii", env={"NO_COLOR": "1"})  # fmt: skip
     bob.wait_for(r"Waiting for the host to start")
     alice.wait_for(r"^  bob\s+│")
+    return alice, bob, code
+
+
+def open_race(
+    terminals: Callable[..., Terminal], server: ServerProcess, *alice_args: str
+) -> tuple[Terminal, Terminal, str]:
+    """alice creates a Quatorze race on deal 1, bob joins, alice starts it."""
+    alice, bob, code = open_lobby(terminals, server, *alice_args)
     alice.enter()  # the host starts with a key
     alice.wait_for(r"\[ J♦\]")  # deal 1's first cell
     bob.wait_for(r"\[ JD\]")
@@ -156,3 +165,42 @@ def test_the_server_dies_mid_game_and_the_client_carries_on(
     for player in (alice, bob):
         screen = player.wait_for(rf"Race {code} is over").string
         assert re.search(r"^ 1  alice\s+won\s+52\s+26", screen, re.M), screen
+
+
+def test_when_the_host_leaves_the_lobby_the_next_player_is_told_and_may_start(
+    terminals: Callable[..., Terminal], servers: ServerFactory
+) -> None:
+    server = servers.start(env={"SOLITAIRE_LOBBY_LEAVE_GRACE_S": "0.5"})
+    alice, bob, _code = open_lobby(terminals, server)
+    alice.keys("C-c")  # the host leaves before starting
+    alice.wait_for(r"\[exited 0\]")
+    screen = bob.wait_for(r"alice left the lobby\. You are the host now").string
+    assert "Press Enter to start the race." in screen
+    assert "bob (host) (you)" in screen and "alice" not in screen.split("Players")[1], screen
+    bob.enter()
+    bob.wait_for(r"\[ JD\]")
+    bob.wait_for(r"Moves\s+0")
+
+
+def test_joining_a_finished_race_shows_its_standings(
+    terminals: Callable[..., Terminal], server: ServerProcess
+) -> None:
+    alice, bob, code = open_race(terminals, server)
+    alice.enter(QUATORZE_WIN[0])
+    alice.wait_for(r"Moves\s+1")
+    for player in (alice, bob):
+        player.enter("resign")
+        player.wait_for(r"Resign\? Your game in this race ends")
+        player.enter("y")
+    for player in (alice, bob):
+        player.wait_for(rf"Race {code} is over")
+    # carol was never in it: she sees its standings and seed, as its players did.
+    carol = terminals("carol", "race", "join", code, "--server", server.ws_url,
+                      "--name", "carol")  # fmt: skip
+    screen = carol.wait_for(rf"Race {code} is over").string
+    assert f"Seed {QUATORZE_SEED}" in screen
+    assert re.search(r"^ 1  alice\s+resigned\s+2\s+1", screen, re.M), screen
+    assert re.search(r"^ 2  bob\s+resigned\s+0\s+0", screen, re.M), screen
+    carol.enter()
+    after = carol.wait_for(r"\[exited 0\]").string
+    assert f"Race {code} is over" in after

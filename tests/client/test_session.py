@@ -10,6 +10,7 @@ import msgspec
 import engine
 import protocol as p
 from client_cli.connection import Backoff
+from client_cli.messages import Welcomed
 from client_cli.session import GameSession, clock
 
 DECODER = p.MessageDecoder()
@@ -92,23 +93,36 @@ def test_backoff_doubles_to_a_cap_with_jitter() -> None:
     assert backoff.next_delay() <= 0.6
 
 
-def test_after_a_reconnect_a_race_that_may_have_ended_asks_for_its_result() -> None:
+def test_after_a_reconnect_a_race_not_over_joins_again_to_catch_up() -> None:
     s = GameSession(kind="race", game="quatorze", me="p1", race="ABCDEF")
+    assert not s.behind_after_reconnect()  # not even in the lobby yet
     s.apply(read({"t": "lobby", "race": "ABCDEF", "game": "quatorze", "host": "p1",
                   "players": [{"player": "p1", "name": "ann"}]}))  # fmt: skip
-    assert not s.result_missed([])  # still in the lobby: the welcome's lobby follows
+    assert s.behind_after_reconnect()  # away too long, the player has left the lobby
     s.apply(read({"t": "start", "race": "ABCDEF", "game": "quatorze", "starts_at_ms": 5}))
     s.apply(read(state(2)))
-    assert not s.result_missed([read(state(2))])  # the game is still open: play carries on
-    assert s.result_missed([read(state(0, gid="r.ZZZZZZ.p1", race="ZZZZZZ"))])
+    assert s.behind_after_reconnect()  # the other seats' moves meanwhile were missed
     s.apply(read(state(3, finished=True, over=True)))
-    assert s.result_missed([])
+    assert s.behind_after_reconnect()  # and maybe the result
     result = {"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1, "standings": []}
     assert s.apply(read(result))
-    assert not s.result_missed([])
+    assert not s.behind_after_reconnect()
     assert not s.apply(read(dict(result)))  # the same result sent again is nothing new
     assert s.phase == "result"
-    assert not GameSession(kind="daily", game="quatorze").result_missed([])
+    assert not GameSession(kind="daily", game="quatorze").behind_after_reconnect()
+
+
+def test_ones_own_row_has_ones_name_and_the_lobby_names_every_seat() -> None:
+    s = GameSession(kind="race", game="quatorze", race="ABCDEF")
+    welcome = {"t": "welcome", "v": 1, "player": "p1", "name": "ann", "token": "x", "active": []}
+    s.apply(Welcomed(read(welcome), reconnected=False))
+    # Back in a race under way: one's own game comes first, from the welcome.
+    s.apply(read(state(2)), reply=True)
+    assert s.seats["p1"].name == "ann"
+    seats = [{"player": "p2", "name": "bob"}, {"player": "p1", "name": "Ann"}]
+    s.apply(read({"t": "lobby", "race": "ABCDEF", "game": "quatorze", "host": "p2",
+                  "players": seats}))  # fmt: skip
+    assert [(p.player, p.name) for p in s.standings_panel()] == [("p1", "Ann"), ("p2", "bob")]
 
 
 def lobby(*players: tuple[str, str]) -> dict:

@@ -15,12 +15,13 @@ from websockets.exceptions import ConnectionClosed
 
 def snapshot(redis_url: str, namespace: str) -> dict[str, object]:
     """Every key of the namespace with its whole value (but the daily deals, which every
-    server prepares in the background whatever its clients send)."""
+    server prepares in the background whatever its clients send, and the players' open
+    connections, noted as they open and close)."""
     r = redis.Redis.from_url(redis_url, decode_responses=True)
     out: dict[str, object] = {}
     try:
         for key in r.scan_iter(match="{" + namespace + ":*"):
-            if key.endswith((":deal", ":deal_lock")):
+            if key.endswith((":deal", ":deal_lock", ":conns")):
                 continue
             kind = r.type(key)
             if kind == "hash":

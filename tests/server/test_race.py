@@ -228,11 +228,11 @@ async def test_every_connection_of_a_player_gets_its_events(server):
 async def test_a_seat_offline_at_the_result_gets_it_by_joining_again(server):
     code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7)
     ann, bob = seats
-    outsider = await Client.connect(server.ws_url)
     try:
         await ann.play()
         assert (await ann.client.request({"t": "resign", "gid": ann.gid}))["finished"]
-        # While the race runs, joining again is the lobby alone, as before.
+        # While the race runs, joining again brings its lobby (and where the seats stand),
+        # no result.
         again = await ann.client.request({"t": "join", "race": code})
         assert again["t"] == "lobby" and again["race"] == code
         assert [m for m in await ann.client.quiet(0.5) if m.get("t") == "result"] == []
@@ -259,11 +259,87 @@ async def test_a_seat_offline_at_the_result_gets_it_by_joining_again(server):
         rows = got["standings"]
         assert {r["player"] for r in rows} == {ann.client.player, bob.client.player}
         assert [(r["rank"], r["player"]) for r in rows] == expected_ranking(rows)
-        # Someone never seated still cannot join, and hears no result.
+    finally:
+        await close_all(seats)
+
+
+async def test_rejoining_a_running_race_gets_its_start_and_every_seats_progress(server):
+    code, seats, _ = await seat_race(
+        server.ws_url, ["ann", "bob", "cat"], "quatorze", 7, time_limit_s=600
+    )
+    ann, bob, cat = seats
+    try:
+        for _ in range(3):
+            await ann.play()
+        await bob.play()
+        start = next(m for m in cat.client.history if m.get("t") == "start")
+        # cat never leaves: the last progress of each seat as cat heard it.
+        heard = {}
+        for player, moves in ((ann.client.player, 3), (bob.client.player, 1)):
+            heard[player] = await cat.client.next("progress", player=player, moves=moves)
+        token = bob.client.token
+        await bob.client.close()
+        bob.client = await Client.connect(server.ws_url)
+        welcome = await bob.client.hello("bob", token=token)
+        assert [a["gid"] for a in welcome["active"]] == [bob.gid]
+        lobby = await bob.client.request({"t": "join", "race": code})
+        assert lobby["t"] == "lobby" and lobby["host"] == ann.client.player
+        assert [s["name"] for s in lobby["players"]] == ["ann", "bob", "cat"]
+        # After the lobby: the race's start (its time limit with it), then one progress
+        # per seat in seat order, as a seat that never left last heard them.
+        again = await bob.client.next("start", race=code)
+        assert again == start and again["ends_at_ms"] - again["starts_at_ms"] == 600_000
+        got = [await bob.client.next("progress", race=code) for _ in seats]
+        history = bob.client.history
+        assert [history.index(m) for m in (lobby, again, *got)] == list(
+            range(history.index(lobby), history.index(lobby) + 5)
+        )
+        assert [g["player"] for g in got] == [s.client.player for s in seats]
+        by_player = {g["player"]: g for g in got}
+        for player, last in heard.items():
+            assert {k: v for k, v in by_player[player].items() if k != "elapsed_ms"} == {
+                k: v for k, v in last.items() if k != "elapsed_ms"
+            }
+        # Figures checked by hand: ann played 3 pairs (2 points each), bob 1, cat none.
+        assert [(g["name"], g["score"], g["moves"]) for g in got] == [
+            ("ann", 6, 3), ("bob", 2, 1), ("cat", 0, 0),
+        ]  # fmt: skip
+        assert all(0 <= g["elapsed_ms"] <= 600_000 and not g["finished"] for g in got)
+        # bob hears the race from then on like everyone else.
+        await cat.play()
+        assert (await bob.client.next("progress", player=cat.client.player))["moves"] == 1
+    finally:
+        await close_all(seats)
+
+
+async def test_anyone_joining_a_finished_race_gets_its_result(server):
+    code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7)
+    outsider = await Client.connect(server.ws_url)
+    try:
+        ann, bob = seats
+        await ann.play()
+        for s in seats:
+            await s.client.request({"t": "resign", "gid": s.gid})
+        sent = await bob.client.next("result", race=code)
+        # eve never sat in the race: she is answered with its lobby and then its result,
+        # the very frame its seats were sent (the seed is public once the race is over).
         await outsider.hello("eve")
-        refused = await outsider.request({"t": "join", "race": code})
-        assert refused["t"] == "error" and refused["code"] == "race_started"
-        assert [m for m in await outsider.quiet(0.3) if m.get("t") == "result"] == []
+        lobby = await outsider.request({"t": "join", "race": code.lower()})
+        assert lobby["t"] == "lobby" and lobby["race"] == code
+        assert [s["name"] for s in lobby["players"]] == ["ann", "bob"]
+        got = await outsider.next("result", race=code)
+        assert outsider.history.index(got) == outsider.history.index(lobby) + 1
+        assert got == sent and got["seed"] == 7
+        assert (
+            outsider.raw[outsider.history.index(got)]
+            == bob.client.raw[bob.client.history.index(sent)]
+        )
+        # She is not seated by it: back with her token, she has no game and no lobby.
+        token = outsider.token
+        await outsider.close()
+        outsider = await Client.connect(server.ws_url)
+        assert (await outsider.hello("eve", token=token))["active"] == []
+        assert [m for m in await outsider.quiet(0.3) if m.get("t") in ("lobby", "result")] == []
     finally:
         await outsider.close()
         await close_all(seats)

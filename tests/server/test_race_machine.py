@@ -1,10 +1,14 @@
-"""The race machine on its own: random joins, starts, moves, resignations and clock jumps.
+"""The race machine on its own: random joins, leaves, starts, moves, resignations and clock
+jumps.
 
 A hypothesis state machine plays several players against server/play/race_machine.py and
 server/play/game_machine.py, applying each transition's writes to an in-memory copy of the
 race (as the store would) and checking after every step: seats and statuses change only as
-the lifecycle allows, no move is taken after a game's end or past the time limit, a closed
-race has exactly one result with one standing per seat, ranked by score, time and moves.
+the lifecycle allows, the host is always a seated person, no move is taken after a game's
+end or past the time limit, a closed race has exactly one result with one standing per
+seat, ranked by score, time and moves; a seat that joins again gets what a seat that never
+left has (the start and every seat's progress), and anyone joining a finished race its
+result.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from server.play.race_machine import RaceMachine, RaceRules
 from server.store.records import RaceStatus
 from server.store.writes import MUST_NOT_EXIST
 
-PLAYERS = ["ann", "bob", "cy", "dee", "eve"]
+PLAYERS = ["ann", "bob", "cy", "dee", "eve", "bot-1"]  # bot-1: a bot seat (never leaves)
 RULES = RaceRules(untimed_race_max_s=3600)
 
 
@@ -67,21 +71,82 @@ class RaceLife(RuleBasedStateMachine):
         m = self.machine
         assert m is not None
         before = list(m.players())
+        status = m.race.status
+        records = [live.record for live in self.games.values()]
         try:
-            step = m.join(p.Seat(who, who.title()), "i.2", ["i"])
+            step = m.join(p.Seat(who, who.title()), "i.2", ["i"], records, self.now)
         except p.Refused as refused:
-            assert who not in before
-            if m.race.status != RaceStatus.LOBBY:
+            assert who not in before and status != RaceStatus.DONE
+            if status != RaceStatus.LOBBY:
                 assert refused.code == p.RACE_STARTED
             else:
                 assert refused.code == p.RACE_FULL and len(before) == m.race.max_players
             assert m.players() == before
             return
-        if who in before:
+        lobby = step.replies[0]
+        assert isinstance(lobby, p.Lobby) and [s.player for s in lobby.players] == m.players()
+        if status == RaceStatus.DONE:
+            # Seated or not: the race's one result, as every seat was sent it.
             assert step.change is None and m.players() == before
+            assert step.replies[1:] == self.results
+        elif who in before:
+            assert step.change is None and m.players() == before
+            if status == RaceStatus.RUNNING:
+                self._check_rejoin(step.replies[1:])
+            else:
+                assert len(step.replies) == 1
         else:
             assert step.change is not None and m.players() == [*before, who]
             assert len(m.players()) <= m.race.max_players
+
+    def _check_rejoin(self, replies: list[p.Message]) -> None:
+        """What a seat joining a running race again gets: the start and one progress per
+        seat, in seat order, as the seats' records stand now."""
+        m = self.machine
+        assert m is not None
+        start, *progress = replies
+        assert isinstance(start, p.Start) and start.starts_at_ms == m.race.starts_at_ms
+        limit_ms = m.race.time_limit_s * 1000
+        assert start.ends_at_ms == (m.race.starts_at_ms + limit_ms if limit_ms else None)
+        assert [g.player for g in progress] == m.players()
+        for got in progress:
+            assert isinstance(got, p.Progress)
+            rec = self.games[got.player].record
+            assert (got.score, got.moves, got.won, got.over, got.finished) == (
+                rec.score, rec.moves, rec.won, rec.over, rec.finished,
+            )  # fmt: skip
+            # The seat's clock, from the start to its end (or now), within the time limit.
+            end = rec.finished_at_ms if rec.finished else self.now
+            if limit_ms:
+                end = min(end, m.race.starts_at_ms + limit_ms)
+            assert got.elapsed_ms == max(0, end - m.race.starts_at_ms)
+
+    @precondition(lambda self: self.machine is not None)
+    @rule(who=st.sampled_from(PLAYERS))
+    def leave(self, who: str) -> None:
+        """`who`'s last connection closed (and the grace passed)."""
+        m = self.machine
+        assert m is not None
+        before, host, ver = list(m.players()), m.race.host, m.race.ver
+        step = m.leave(who)
+        others = [pl for pl in before if pl != who]
+        humans = [pl for pl in others if not pl.startswith("bot-")]
+        stays = (
+            m.race.status != RaceStatus.LOBBY
+            or who not in before
+            or who.startswith("bot-")
+            or (who == host and not humans)
+        )
+        if stays:
+            assert step.change is None and m.players() == before and m.race.host == host
+            return
+        assert step.change is not None and step.change.expect_ver == ver
+        assert [s.player for s in step.change.gone_seats] == [who]
+        assert m.players() == others and m.race.ver == ver + 1
+        assert m.race.host == (humans[0] if who == host else host)
+        lobby = step.replies[0]
+        assert isinstance(lobby, p.Lobby) and lobby.host == m.race.host
+        assert sorted(step.events[0].to) == sorted(others)
 
     @precondition(lambda self: self.machine is not None)
     @rule(who=st.sampled_from(PLAYERS))
@@ -171,6 +236,13 @@ class RaceLife(RuleBasedStateMachine):
         self.results.append(result)
 
     # ------------------------------------------------------------ invariants
+
+    @invariant()
+    def the_host_is_a_seated_person(self) -> None:
+        m = self.machine
+        if m is None:
+            return
+        assert m.race.host in m.players() and not m.race.host.startswith("bot-")
 
     @invariant()
     def one_result_with_one_standing_per_seat(self) -> None:

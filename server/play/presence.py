@@ -1,0 +1,87 @@
+"""Who is connected, on any instance, and what a player's going does to their lobbies.
+
+Every welcomed connection is noted in the store under its player and removed when it
+closes. When a player's last connection closes, the lobbies they wait in wait for them
+`lobby_leave_grace_s` (a client that lost its network reconnects within it, maybe to
+another instance); if they are still gone then, they leave those lobbies
+(Races.leave: a leaving host hands the race to the next seated human). Started races
+keep every seat: a player comes back to their game with `join`.
+
+Each instance says it is alive in the store every `reaper_interval_s`; a connection noted
+by an instance that has stopped saying so (it died without closing it) is not counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from server.config import Config
+from server.play.players import Who
+from server.play.races import Races
+from server.store.errors import STORE_ERRORS
+from server.store.store import Store
+
+log = logging.getLogger(__name__)
+
+RACE_SEAT = "r."  # how a race seat's gid begins (server/store/keys.py race_gid)
+
+
+class Presence:
+    def __init__(self, store: Store, races: Races, config: Config) -> None:
+        self.store = store
+        self.races = races
+        self.config = config
+
+    def heartbeat_ttl_s(self) -> float:
+        # A few missed beats (a slow store, a long pause) must not make a live instance's
+        # connections look gone.
+        return max(10.0, 5 * self.config.reaper_interval_s)
+
+    async def beat(self) -> None:
+        await self.store.heartbeat(self.heartbeat_ttl_s())
+
+    async def arrived(self, who: Who) -> None:
+        await self.store.connected(who.player, who.uid, self.config.lobby_ttl_s)
+
+    async def departed(self, who: Who, shutting_down: bool) -> None:
+        """`who`'s connection has closed. While this server shuts down, nobody leaves a
+        lobby: its players reconnect once it (or another instance) is back."""
+        try:
+            await self.store.disconnected(who.player, [who.uid])
+            if shutting_down or await self.connected(who.player):
+                return
+            codes = await self._lobbies(who.player)
+            if not codes:
+                return
+            grace = self.config.lobby_leave_grace_s
+            log.info(
+                "player %s has no connection left; their lobbies %s wait %g s for them",
+                who.player, ", ".join(codes), grace,
+            )  # fmt: skip
+            await asyncio.sleep(grace)
+            if await self.connected(who.player):
+                log.info("player %s is back: they stay in %s", who.player, ", ".join(codes))
+                return
+            for code in codes:
+                await self.races.leave(code, who.player)
+        except STORE_ERRORS as exc:
+            log.warning("player %s: store unavailable after a disconnect: %s", who.player, exc)
+
+    async def connected(self, player: str) -> bool:
+        """Whether the player has a connection open on a running instance."""
+        connections = await self.store.connections(player)
+        if not connections:
+            return False
+        live = await self.store.live_instances(list(connections.values()))
+        dead = [c for c, instance in connections.items() if instance not in live]
+        await self.store.disconnected(player, dead)
+        return len(dead) < len(connections)
+
+    async def _lobbies(self, player: str) -> list[str]:
+        """The races the player is seated in that have not started."""
+        gids = [g for g in await self.store.player_games(player) if g.startswith(RACE_SEAT)]
+        records = await self.store.load_records(gids) if gids else []
+        return sorted(
+            {r.race for r in records if r is not None and r.kind == "race" and not r.started_at_ms}
+        )
