@@ -160,7 +160,10 @@ class EmbeddedRedis:
             start_new_session=True,
             preexec_fn=_die_with_parent if _LINUX else None,
         )
-        self._pid_file.write_text(str(self.process.pid))
+        # Written whole or not at all: a reader (a later start, an operator) never sees it half.
+        part = self._pid_file.with_suffix(".part")
+        part.write_text(str(self.process.pid))
+        part.replace(self._pid_file)
 
     @property
     def _pid_file(self) -> Path:

@@ -147,9 +147,11 @@ async def open_attempts(service: DailyService, store: Store, n: int) -> list[str
 
 
 async def age_away(redis: aioredis.Redis, key: str) -> None:
-    """Make a lock key run out now, as if its holder had stalled past its time."""
+    """Make a lock key run out now, as if its holder had stalled past its time. Waits until
+    the holding is gone, not the key: another instance may take the lock at once."""
+    holding = await redis.get(key)
     await redis.pexpire(key, 1)
-    while await redis.exists(key):
+    while holding is not None and await redis.get(key) == holding:
         await asyncio.sleep(0.005)
 
 
