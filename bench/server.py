@@ -273,7 +273,9 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
     ws = await lean_connect(url)
     try:
         rid = 0
-        welcome = await request(ws, {"t": "hello", "v": 1, "name": f"bot{i}"}, rid)
+        # Names are unique on a server, and every round brings its bots anew.
+        name = f"bot{i}.{uuid.uuid4().hex[:8]}"
+        welcome = await request(ws, {"t": "hello", "v": 1, "name": name}, rid)
         assert welcome["t"] == "welcome", welcome
         k = i
         first = True
@@ -358,7 +360,7 @@ async def idle_connections(url: str, count: int, pid: int, hello: bool) -> float
         if hello:
             await asyncio.gather(
                 *(
-                    ws.send(enc({"t": "hello", "v": 1, "name": f"idle{j}", "id": 1}))
+                    ws.send(enc({"t": "hello", "v": 1, "name": f"idle{start + j}", "id": 1}))
                     for j, ws in enumerate(batch)
                 )
             )

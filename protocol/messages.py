@@ -34,12 +34,14 @@ NOT_HOST = "not_host"
 ILLEGAL_MOVE = "illegal_move"
 OUT_OF_ORDER = "out_of_order"
 ALREADY_PLAYED = "already_played"
+NAME_TAKEN = "name_taken"
 RATE_LIMITED = "rate_limited"
 UNAVAILABLE = "unavailable"
 INTERNAL = "internal"
 ERROR_CODES = (
     BAD_REQUEST, UNSUPPORTED_VERSION, AUTH_FAILED, NOT_FOUND, RACE_FULL, RACE_STARTED,
-    NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, RATE_LIMITED, UNAVAILABLE, INTERNAL,
+    NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, NAME_TAKEN, RATE_LIMITED, UNAVAILABLE,
+    INTERNAL,
 )  # fmt: skip
 
 
@@ -106,6 +108,8 @@ class Hello(Request, tag="hello"):
     def __post_init__(self) -> None:
         if not self.name.isprintable():
             raise ValueError("name must be printable characters only")
+        if not self.name.strip():
+            raise ValueError("name must not be blank")
 
 
 class Create(Request, tag="create"):

@@ -26,6 +26,7 @@ from server.metrics import Metrics
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
 from server.play.moves import Moves
+from server.play.names import Names
 from server.play.players import Players
 from server.play.practice import Practice
 from server.play.races import Races
@@ -61,7 +62,8 @@ class App:
         )
         self.solver = SolverPool(config.solver_workers, config.solver_queue_max)
         deliver = self.hub.deliver
-        self.players = Players(self.store, self.cache, self.clock)
+        names = Names(self.store, self.clock, config, self.metrics)
+        self.players = Players(self.store, self.cache, self.clock, names)
         self.races = Races(self.store, self.cache, self.clock, config, deliver)
         self.moves = Moves(self.store, self.cache, self.races, self.clock, self.metrics, deliver)
         self.bots = BotRunner(self.store, self.cache, self.moves, self.solver, self.clock, config)

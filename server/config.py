@@ -41,6 +41,9 @@ class Config:
     hello_timeout_s: float = 10.0
     max_frame_bytes: int = 16 * 1024  # larger frames close the connection with 1009
     max_outbox_bytes: int = 256 * 1024  # a client that reads slower than this is dropped
+    # New players one IP address may make per UTC day (0: no limit). Behind a proxy every
+    # client has the proxy's address, so leave it off there.
+    max_new_players_per_ip: int = 0
 
     # Protocol field limits (protocol/limits.py has the protocol's defaults).
     name_max_chars: int = _L.name_max_chars
@@ -194,6 +197,17 @@ def _positive(conv: Any) -> Any:
     return check
 
 
+def _non_negative(conv: Any) -> Any:
+    def check(raw: str) -> Any:
+        value = conv(raw)
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"must not be negative: {raw!r}")
+        return value
+
+    check.__name__ = conv.__name__
+    return check
+
+
 def _port(raw: str) -> int:
     value = int(raw)
     if not 0 <= value <= 65535:
@@ -234,6 +248,11 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
               "messages a connection may send in a burst (default 60)"),
     "hello_timeout_s": ("--hello-timeout-s", "SOLITAIRE_HELLO_TIMEOUT_S", _positive(float),
                         "seconds a new connection has to send hello (default 10)"),
+    "max_new_players_per_ip": ("--max-new-players-per-ip", "SOLITAIRE_MAX_NEW_PLAYERS_PER_IP",
+                               _non_negative(int),
+                               "new players (hello without a token) one IP address may make per "
+                               "UTC day; more get rate_limited. 0: no limit. Behind a proxy or "
+                               "balancer every client has its address: keep 0 there (default 0)"),
     "name_max_chars": ("--name-max-chars", "SOLITAIRE_NAME_MAX_CHARS", _positive(int),
                        "most characters in a player's name (default 24)"),
     "max_moves_per_game": ("--max-moves-per-game", "SOLITAIRE_MAX_MOVES_PER_GAME",

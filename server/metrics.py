@@ -69,6 +69,16 @@ class Metrics:
             "Round-trip time of a PING at the last scrape",
             registry=r,
         )
+        self.players_created = Counter(
+            "solitaire_players_created", "New players (hello without a token) welcomed", registry=r
+        )
+        self.players_refused = Counter(
+            "solitaire_players_refused",
+            "Hellos refused for their name or their address: name_taken, "
+            "ip_limit (max_new_players_per_ip)",
+            ["reason"],
+            registry=r,
+        )
         self.daily_started = Counter(
             "solitaire_daily_attempts_started", "Daily attempts started", ["game"], registry=r
         )

@@ -48,6 +48,12 @@ class SessionContext:
     draining: Callable[[], bool]
 
 
+def peer_address(ws: InboxConnection) -> str | None:
+    """The IP address the connection comes from (None if it has none, e.g. a Unix socket)."""
+    peer = ws.transport.get_extra_info("peername")
+    return str(peer[0]) if isinstance(peer, tuple) and peer else None
+
+
 class _Closed(Exception):
     """This session closed its connection."""
 
@@ -184,7 +190,8 @@ class Session:
             if isinstance(request, p.Hello):
                 if not greeting:
                     raise p.Refused(p.BAD_REQUEST, "hello was already said")
-                self.who, replies = await ctx.players.hello(request, self.uid)
+                address = peer_address(self.ws)
+                self.who, replies = await ctx.players.hello(request, self.uid, address)
                 self.player = self.who.player
                 ctx.hub.add(self)
             else:

@@ -14,6 +14,11 @@ Cluster slot and a Lua script can update them together:
     {ns:player:PID}:inst             set    instances where the player is connected
     {ns:player:PID}:game:GID[:moves] a daily game lives under its player's tag
     {ns:token:SHA256}                string player id of the token with that hash
+    {ns:name:FOLDED}                 string player id holding that name (folded: case, width
+                                            and spacing ignored; server/play/names.py)
+    {ns:name:FOLDED}:also            set    others who had that name before names were reserved
+    {ns:newplayers:DATE}             hash   IP address -> players made from it that UTC day
+                                            (only with a per-address limit; expires)
     {ns:server}:config               hash   generated secret, ...
     {ns:index}:running               zset   running race codes, scored by their deadline (ms)
 
@@ -106,6 +111,15 @@ class Keys:
 
     def token(self, token_hash: str) -> str:
         return f"{{{self.ns}:token:{token_hash}}}"
+
+    def name(self, folded: str) -> str:
+        return f"{{{self.ns}:name:{folded}}}"
+
+    def name_sharers(self, folded: str) -> str:
+        return self.name(folded) + ":also"
+
+    def new_players(self, date: str) -> str:
+        return f"{{{self.ns}:newplayers:{date}}}"
 
     def server_config(self) -> str:
         return f"{{{self.ns}:server}}:config"

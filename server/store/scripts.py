@@ -112,3 +112,24 @@ local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if s and tonumber(s) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) return 1 end
 return 0
 """
+
+# A player's name (server/play/names.py). KEYS: the name's key (its holder's id), the set of
+# the others who kept that name from before names were reserved. ARGV: the holder it may
+# have now ('' for none), the player to hold it from now on ('' to release it, ARGV[1]
+# giving it up; it passes to one of the others, if any).
+# A claim succeeds if the name is held by ARGV[1], by nobody, or already by ARGV[2]; returns
+# '' when done, else the player who holds it.
+SWAP_NAME = """
+local holder = redis.call('GET', KEYS[1])
+if ARGV[2] == '' then
+  redis.call('SREM', KEYS[2], ARGV[1])
+  if holder ~= ARGV[1] then return '' end
+  local heir = redis.call('SPOP', KEYS[2])
+  if heir then redis.call('SET', KEYS[1], heir) else redis.call('DEL', KEYS[1]) end
+  return ''
+end
+if holder and holder ~= ARGV[1] and holder ~= ARGV[2] then return holder end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SREM', KEYS[2], ARGV[2])
+return ''
+"""

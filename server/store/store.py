@@ -55,6 +55,7 @@ class Store:
         self.instance = instance
         self._apply = redis.register_script(scripts.APPLY)
         self._unindex = redis.register_script(scripts.UNINDEX)
+        self._swap_name = redis.register_script(scripts.SWAP_NAME)
         self._game_keys: LRU[str, GameKeys] = LRU(config.game_keys_memo_size)
         self.boards = LeaderboardStore(redis, self.keys)
         self.stats = StatsStore(redis, self.keys)
@@ -130,7 +131,8 @@ class Store:
     # ------------------------------------------------------------ players
 
     async def create_player(self, name: str, now_ms: int) -> tuple[str, str]:
-        """A new player: (player id, token). Only the token's hash is stored."""
+        """A new player: (player id, token). Only the token's hash is stored. Its name is
+        not reserved here (server/play/names.py does that)."""
         player, token = new_player_id(), new_token()
         pipe = self.redis.pipeline(transaction=False)
         pipe.hset(self.keys.player_meta(player), mapping={"name": name, "created_ms": now_ms})
@@ -154,6 +156,44 @@ class Store:
 
     async def player_name(self, player: str) -> str | None:
         return await self.redis.hget(self.keys.player_meta(player), "name")
+
+    async def player_created_ms(self, player: str) -> int | None:
+        created = await self.redis.hget(self.keys.player_meta(player), "created_ms")
+        return int(created) if created is not None else None
+
+    async def delete_player(self, player: str, token: str) -> None:
+        """Undo create_player (a new player who may not keep the name they asked for)."""
+        pipe = self.redis.pipeline(transaction=False)  # two slots on a Redis Cluster
+        pipe.delete(self.keys.player_meta(player))
+        pipe.delete(self.keys.token(hash_token(token)))
+        await pipe.execute()
+
+    # ------------------------------------------------------------ names
+
+    async def swap_name(self, folded: str, holder: str, player: str) -> str:
+        """Give the name to `player` if `holder` ('' for nobody) or nobody holds it now: ''
+        when done, else who holds it. With `player` '', `holder` gives the name up (to one
+        of its sharers, if any). The SWAP_NAME script."""
+        keys = [self.keys.name(folded), self.keys.name_sharers(folded)]
+        try:
+            return str(await self._swap_name(keys=keys, args=[holder, player]))
+        except STORE_ERRORS as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    async def share_name(self, folded: str, player: str) -> None:
+        """`player` keeps a name that another holds (both had it before names were reserved):
+        the name passes to them if its holder gives it up."""
+        await self.redis.sadd(self.keys.name_sharers(folded), player)
+
+    async def count_new_player(self, date: str, address: str, step: int = 1) -> int:
+        """Count a player made from `address` on UTC day `date` (a negative step takes one
+        back); the day's new count for that address."""
+        key = self.keys.new_players(date)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hincrby(key, address, step)
+        pipe.expire(key, 2 * 24 * 3600)  # a day after the day ends
+        count, _ = await pipe.execute()
+        return int(count)
 
     async def player_games(self, player: str) -> list[str]:
         return sorted(await self.redis.smembers(self.keys.player_games(player)))

@@ -148,7 +148,7 @@ async def test_bots_race_to_the_end_with_legal_stored_moves(
                        for s in bots)  # fmt: skip
             # A full race: nobody else may join.
             async with Client.connect(server.ws_url) as late:
-                await late.hello("late")
+                await late.hello(f"late-{game}")
                 full = await late.request({"t": "join", "race": created["race"]})
                 assert full["t"] == "error" and full["code"] == "race_full"
             await host.request({"t": "start", "race": created["race"]})
