@@ -123,6 +123,16 @@ class Entry(msgspec.Struct):
     best_streak: int | None = None
 
 
+class DailyStatus(msgspec.Struct):
+    """Where the player stands at today's daily (the reply to an unconfirmed `daily`)."""
+
+    game: str
+    date: str
+    status: str  # not_started, in_progress or finished
+    ends_at_ms: int = 0
+    gid: str | None = None
+
+
 class Leaderboard(msgspec.Struct):
     game: str
     date: str
@@ -151,6 +161,7 @@ TYPES: dict[str, type[msgspec.Struct]] = {
     "result": Result,
     "leaderboard": Leaderboard,
     "hint": Hint,
+    "daily": DailyStatus,
 }
 
 

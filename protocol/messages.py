@@ -155,6 +155,9 @@ class Resign(Request, tag="resign"):
 
 class Daily(Request, tag="daily"):
     game: GameId
+    # Without it the reply only says where the player stands (`DailyStatus`): today's deal
+    # is dealt to a player once they have confirmed that this is their ranked attempt.
+    confirm: bool = False
 
     def __post_init__(self) -> None:
         _check_game(self.game)
@@ -297,6 +300,16 @@ class HintReply(Message, tag="hint"):
     n: int  # the move count of the position the hint is for
     move: str | None  # None: no move is left
     verdict: Literal["won", "unwinnable", "gave_up"]
+
+
+class DailyStatus(Message, tag="daily"):
+    """The reply to an unconfirmed `daily`: where the player stands today, without the deal."""
+
+    game: str
+    date: str
+    status: Literal["not_started", "in_progress", "finished"]
+    ends_at_ms: int  # the end of the day (00:00 UTC), when an open attempt is closed
+    gid: str | None = None  # the attempt, once started
 
 
 class Entry(msgspec.Struct, omit_defaults=True):

@@ -28,8 +28,8 @@ def peek_daily(server: ServerProcess, token: str) -> dict:
 
     async def peek() -> dict:
         async with Client.connect(server.ws_url) as client:
-            await client.hello("peek", token=token)
-            return await client.request({"t": "daily", "game": "quatorze"})
+            await client.hello("carol", token=token)
+            return await client.request({"t": "daily", "game": "quatorze", "confirm": True})
 
     return asyncio.run(peek())
 
@@ -39,7 +39,7 @@ def test_a_bot_and_a_person_play_the_daily_to_its_end_and_see_their_ranks(
 ) -> None:
     # A bot plays today's Quatorze first, always the first legal move, until the end.
     bot = Bot(tmp_path / "bot", "--server", server.ws_url, "--name", "botty",
-              "daily", "quatorze")  # fmt: skip
+              "daily", "quatorze", "--confirm")  # fmt: skip
     try:
         state = bot.next("state")
         assert state["kind"] == "daily" and state["date"]
@@ -58,6 +58,8 @@ def test_a_bot_and_a_person_play_the_daily_to_its_end_and_see_their_ranks(
     # through its own connection and types them, one at a time.
     carol = terminals("carol", "--server", server.ws_url, "--name", "carol",
                       "daily", "quatorze")  # fmt: skip
+    carol.wait_for(r"Deal it now\? \[y/N\]")
+    carol.enter("y")
     carol.wait_for(r"daily \d{4}-\d\d-\d\d")
     carol.wait_for(r"Moves\s+0")
     token = saved_token(tmp_path / "players" / "carol", server)
@@ -98,3 +100,67 @@ def test_a_bot_and_a_person_play_the_daily_to_its_end_and_see_their_ranks(
     assert out.returncode == 0, out.stderr
     assert "statistics for carol" in out.stdout
     assert re.search(r"^Quatorze\s+1\s", out.stdout, re.M), out.stdout
+
+
+def daily_status(server: ServerProcess, token: str, name: str) -> dict:
+    """Where the player stands at today's Hopscotch, asked without dealing anything."""
+
+    async def ask() -> dict:
+        async with Client.connect(server.ws_url) as client:
+            await client.hello(name, token=token)
+            return await client.request({"t": "daily", "game": "hopscotch"})
+
+    return asyncio.run(ask())
+
+
+def test_the_screen_asks_before_dealing_the_ranked_attempt(
+    terminals: Callable[..., Terminal], server: ServerProcess, tmp_path: Path
+) -> None:
+    dora = terminals("dora", "--server", server.ws_url, "--name", "dora", "daily", "hopscotch")
+    dora.wait_for(r"Today's Hopscotch daily \(\d{4}-\d\d-\d\d, UTC\) is your one ranked")
+    dora.wait_for(r"day ends in \d+ h \d\d min\.\nDeal it now\? \[y/N\]")
+    dora.enter("n")
+    dora.wait_for(r"Not dealt\.")
+    dora.wait_for(r"\[exited 0\]")
+    token = saved_token(tmp_path / "players" / "dora", server)
+    assert daily_status(server, token, "dora")["status"] == "not_started"
+
+    again = terminals("dora", "--server", server.ws_url, "daily", "hopscotch")
+    again.wait_for(r"Deal it now\? \[y/N\]")
+    again.enter("y")
+    again.wait_for(r"Moves\s+0")
+    status = daily_status(server, token, "dora")
+    assert status["status"] == "in_progress"
+    again.enter("quit")
+    again.wait_for(r"\[exited 0\]")
+
+    # An attempt under way is resumed without a question.
+    back = terminals("dora", "--server", server.ws_url, "daily", "hopscotch")
+    back.wait_for(r"Moves\s+0")
+    assert "Deal it now" not in back.screen()
+
+
+def test_plain_mode_deals_the_attempt_only_with_confirm(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    home = tmp_path / "script"
+    asked = Bot(home, "--server", server.ws_url, "--name", "scripted", "daily", "hopscotch")
+    try:
+        status = asked.next("daily")
+        assert status["status"] == "not_started" and "view" not in status
+        assert asked.wait() == 1
+        assert "--confirm" in asked.proc.stderr.read()
+    finally:
+        asked.kill()
+    token = saved_token(home, server)
+    assert daily_status(server, token, "scripted")["status"] == "not_started"
+
+    played = Bot(home, "--server", server.ws_url, "daily", "hopscotch", "--confirm")
+    try:
+        state = played.next("state")
+        assert state["kind"] == "daily" and state["n"] == 0
+        played.send("quit")
+        assert played.wait() == 0
+    finally:
+        played.kill()
+    assert daily_status(server, token, "scripted")["gid"] == state["gid"]

@@ -108,7 +108,7 @@ async def test_ranks_and_around_me_on_a_board_of_thousands(
         assert rank[clients[3].player] == len(results)  # alone at the very bottom
 
         # An entry on today's board means the attempt is used up.
-        again = await clients[0].request({"t": "daily", "game": GAME})
+        again = await clients[0].request({"t": "daily", "game": GAME, "confirm": True})
         assert again["code"] == "already_played"
 
         # Bad requests are refused with the right codes.
@@ -152,7 +152,7 @@ async def test_leaderboard_page_in_a_real_browser(
     for name in HOSTILE:
         c = await Client.connect(server.ws_url)
         await c.hello(name)
-        st = await c.request({"t": "daily", "game": GAME})
+        st = await c.request({"t": "daily", "game": GAME, "confirm": True})
         if not st["finished"]:
             await c.request({"t": "resign", "gid": st["gid"]})
         players.append(c)
@@ -228,7 +228,7 @@ async def test_metrics_count_what_happened(servers: ServerFactory) -> None:
     server = servers.start()
     async with Client.connect(server.ws_url) as c:
         await c.hello("counter")
-        st = await c.request({"t": "daily", "game": "hopscotch"})
+        st = await c.request({"t": "daily", "game": "hopscotch", "confirm": True})
         ok = await c.request({"t": "move", "gid": st["gid"], "n": 0, "m": "deal"})
         assert ok["t"] == "state"
         # A well-formed move that is illegal on today's deal (which the solver picked).

@@ -98,7 +98,7 @@ async def test_undo_and_hint_are_refused_in_ranked_games(servers: ServerFactory)
         await b.request({"t": "join", "race": code})
         await a.request({"t": "start", "race": code})
         race_state = await a.next("state")
-        daily = await a.request({"t": "daily", "game": "quatorze"}, timeout=60)
+        daily = await a.request({"t": "daily", "game": "quatorze", "confirm": True}, timeout=60)
         assert daily["t"] == "state" and daily["kind"] == "daily"
         for gid in (race_state["gid"], daily["gid"]):
             move = sorted(engine.legal_moves_from_view(
