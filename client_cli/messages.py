@@ -121,6 +121,7 @@ class Entry(msgspec.Struct):
     played: int | None = None
     days_won: int | None = None
     best_streak: int | None = None
+    new: bool = False  # day boards: the player was made that day
 
 
 class DailyStatus(msgspec.Struct):

@@ -329,6 +329,8 @@ class Entry(msgspec.Struct, omit_defaults=True):
     days_won: int | None = None
     played: int | None = None
     best_streak: int | None = None
+    # Day boards: the player's identity was made on the board's (UTC) day.
+    new: bool = False
 
 
 class GameStats(msgspec.Struct):

@@ -160,6 +160,7 @@ class DailyService:
             moves=record.moves,
             time_ms=elapsed_ms(record, end),
             won=record.won,
+            new=new,
         )
 
     async def finished(self, record: GameRecord) -> None:
@@ -180,8 +181,11 @@ class DailyService:
         move handler and the sweeper may both do it. Only then does the attempt leave the open
         index; its game record is kept as long as finished races are.
         """
-        result = self.result_of(record)
         date = dt.date.fromisoformat(record.date)
+        # Marked on the board: a player made that very day (maybe to look at the deal first).
+        created_ms = await self.store.player_created_ms(record.player)
+        new = created_ms is not None and utc_date(created_ms / 1000) == date
+        result = self.result_of(record, new)
         seq = await self.boards.record_day(record.game, record.date, result)
         await self.stats.record(record.game, date, result)
         await self.store.unindex_open_attempt(record.gid)

@@ -75,8 +75,10 @@ def test_a_bot_and_a_person_play_the_daily_to_its_end_and_see_their_ranks(
         carol.wait_for(rf"Moves\s+{moves}\b")
     screen = carol.wait_for(r"Daily Quatorze, \d{4}-\d\d-\d\d: you are #(\d) of 2").string
     assert "botty" in screen and "carol" in screen
-    assert re.search(rf"▶\s*\d\s+carol\s+(won)?\s+\d+\s+{moves}\b", screen), screen
-    assert re.search(rf"botty\s+(won)?\s+{bot_score}\s", screen), screen
+    # Both were made today, so the board marks them new.
+    assert re.search(rf"▶\s*\d\s+carol\s+(won)?\s+\d+\s+{moves}\s+[\d:]+ new\b", screen), screen
+    assert re.search(rf"botty\s+(won)?\s+{bot_score}\s+\d+\s+[\d:]+ new\b", screen), screen
+    assert "new: a player made on that day" in screen
 
     # Once played, the daily command shows where you stand instead.
     again = terminals("carol", "--server", server.ws_url, "daily", "quatorze")

@@ -192,7 +192,9 @@ async def test_leaderboard_page_in_a_real_browser(
     today_url = f"{server.http_url}/leaderboard/{GAME}/{today.isoformat()}"
     page = rendered_page(chromium, today_url)
     assert page.scripts == 0 and page.bold == 0
-    assert sorted(r[1] for r in page.rows) == sorted(HOSTILE)
+    # ... each marked new: every one of these players was made today.
+    assert sorted(r[1] for r in page.rows) == sorted(f"{name} new" for name in HOSTILE)
+    assert "a player made on this day" in page.text  # the legend
     ranks = [int(r[0]) for r in page.rows]
     assert ranks[0] == 1 and ranks == sorted(ranks)
     assert "deal seed" not in page.text and "published when the day is over" in page.text
