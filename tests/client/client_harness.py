@@ -140,7 +140,7 @@ class Bot:
             self.proc.wait()
 
 
-RACE_CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{6})")
+RACE_CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{6,16})")
 
 
 def race_of_two(
