@@ -332,7 +332,9 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
     ws = await lean_connect(url)
     try:
         rid = 0
-        welcome = await request(ws, {"t": "hello", "v": 1, "name": f"bot{i}"}, rid)
+        # Names are unique on a server, and every round brings its bots anew.
+        name = f"bot{i}.{uuid.uuid4().hex[:8]}"
+        welcome = await request(ws, {"t": "hello", "v": 1, "name": name}, rid)
         assert welcome["t"] == "welcome", welcome
         k = i
         first = True
@@ -417,7 +419,7 @@ async def idle_connections(url: str, count: int, pid: int, hello: bool) -> float
         if hello:
             await asyncio.gather(
                 *(
-                    ws.send(enc({"t": "hello", "v": 1, "name": f"idle{j}", "id": 1}))
+                    ws.send(enc({"t": "hello", "v": 1, "name": f"idle{start + j}", "id": 1}))
                     for j, ws in enumerate(batch)
                 )
             )
@@ -510,7 +512,9 @@ def start_race_server(
         # Thousands of connections and players from this one address: no admission limits.
         SOLITAIRE_MAX_CONNECTIONS="0",
         SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS="0",
-        SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS="0",
+        SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR="0",
+        SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_DAY="0",
+        SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS="0",  # its name in a --baseline-server before
         SOLITAIRE_LOG_LEVEL="INFO",
         # A fresh namespace has no daily deals yet: their background search (solver
         # processes, tens of seconds of CPU) would run during the rounds. It is not part

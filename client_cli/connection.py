@@ -111,7 +111,10 @@ class Connection:
         except (OSError, TimeoutError, WebSocketException, ProtocolError) as exc:
             raise ConnectError(f"cannot reach the server at {self.url}: {describe(exc)}") from exc
         except ServerError as exc:
-            raise ConnectError(f"the server refused the session: {exc.msg} ({exc.code})") from exc
+            hint = ": run again with --name NAME" if exc.code == p.NAME_TAKEN else ""
+            raise ConnectError(
+                f"the server refused the session: {exc.msg} ({exc.code}){hint}"
+            ) from exc
         self._supervisor = asyncio.create_task(self._supervise(), name="connection")
         assert self.welcome is not None
         return self.welcome

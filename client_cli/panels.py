@@ -212,6 +212,8 @@ def leaderboard_lines(
         lines.append([_entry_line(entry, me, theme, all_time)])
     if not board.entries:
         lines.append([(label, "  (nobody yet)")])
+    if any(e.new for e in board.entries):
+        lines.append([(label, "new: a player made on that day")])
     if board.par is not None and board.line:
         lines.append([])
         lines.append([(label, f"Par {board.par}: a winning line found by the solver:")])
@@ -233,6 +235,7 @@ def _entry_line(entry: Entry, me: str, theme: Theme, all_time: bool = False) -> 
         text = (
             f"{mark}{entry.rank:>4} {name} {note:<3} "
             f"{entry.score:>5} {entry.moves:>5} {clock(entry.time_ms):>7}"
+            f"{' new' if entry.new else ''}"
         )
     return (theme.style("class:me") if mine else "", text)
 

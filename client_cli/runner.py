@@ -25,6 +25,16 @@ from client_cli.theme import Theme
 Setup = Callable[[Play, Connection], Awaitable[None]]
 
 
+class SetupEnded(Exception):
+    """The set-up ends the command before any game is played (e.g. a daily not confirmed):
+    `message` for the terminal, `status` the exit status."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
 @dataclass
 class Context:
     """What every command needs: settings, where to connect, how to draw."""
@@ -157,6 +167,9 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
             await setup(play, conn)
         except ServerError as exc:
             return fail(in_words(exc))
+        except SetupEnded as ended:
+            print(ended.message, file=sys.stderr if ended.status else sys.stdout)
+            return ended.status
         except ConnectionLost as exc:
             return fail(f"the connection dropped before the server answered: {exc}")
         except ProtocolError as exc:
@@ -204,6 +217,26 @@ async def _plain_loop(play: Play) -> None:
     finally:
         over.cancel()
         leave.cancel()
+
+
+async def ask_yes_no(question: str) -> bool:
+    """Ask on the terminal before the play screen opens; only "y" or "yes" is a yes.
+
+    Read by a daemon thread, so that the connection keeps answering the server's pings
+    while the player thinks, and an unanswered question never keeps the process alive."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line = input(question)
+        except (EOFError, OSError):
+            line = ""
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
+            loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(line))
+
+    threading.Thread(target=read, name="question", daemon=True).start()
+    return (await answer).strip().lower() in ("y", "yes")
 
 
 def _stdin_lines() -> asyncio.Queue[str | None]:

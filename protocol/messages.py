@@ -34,12 +34,14 @@ NOT_HOST = "not_host"
 ILLEGAL_MOVE = "illegal_move"
 OUT_OF_ORDER = "out_of_order"
 ALREADY_PLAYED = "already_played"
+NAME_TAKEN = "name_taken"
 RATE_LIMITED = "rate_limited"
 UNAVAILABLE = "unavailable"
 INTERNAL = "internal"
 ERROR_CODES = (
     BAD_REQUEST, UNSUPPORTED_VERSION, AUTH_FAILED, NOT_FOUND, RACE_FULL, RACE_STARTED,
-    NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, RATE_LIMITED, UNAVAILABLE, INTERNAL,
+    NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, NAME_TAKEN, RATE_LIMITED, UNAVAILABLE,
+    INTERNAL,
 )  # fmt: skip
 
 
@@ -110,6 +112,8 @@ class Hello(Request, tag="hello"):
     def __post_init__(self) -> None:
         if not self.name.isprintable():
             raise ValueError("name must be printable characters only")
+        if not self.name.strip():
+            raise ValueError("name must not be blank")
 
 
 class Create(Request, tag="create"):
@@ -155,6 +159,9 @@ class Resign(Request, tag="resign"):
 
 class Daily(Request, tag="daily"):
     game: GameId
+    # Without it the reply only says where the player stands (`DailyStatus`): today's deal
+    # is dealt to a player once they have confirmed that this is their ranked attempt.
+    confirm: bool = False
 
     def __post_init__(self) -> None:
         _check_game(self.game)
@@ -301,6 +308,16 @@ class HintReply(Message, tag="hint"):
     verdict: str  # "won", "unwinnable" or "gave_up" (a str for newer servers, as `kind`)
 
 
+class DailyStatus(Message, tag="daily"):
+    """The reply to an unconfirmed `daily`: where the player stands today, without the deal."""
+
+    game: str
+    date: str
+    status: Literal["not_started", "in_progress", "finished"]
+    ends_at_ms: int  # the end of the day (00:00 UTC), when an open attempt is closed
+    gid: str | None = None  # the attempt, once started
+
+
 class Entry(msgspec.Struct, omit_defaults=True):
     """A ranked row as the `leaderboard` message carries it.
 
@@ -318,6 +335,8 @@ class Entry(msgspec.Struct, omit_defaults=True):
     days_won: int | None = None
     played: int | None = None
     best_streak: int | None = None
+    # Day boards: the player's identity was made on the board's (UTC) day.
+    new: bool = False
 
 
 class GameStats(msgspec.Struct):
@@ -363,8 +382,8 @@ class Error(Message, tag="error"):
 
 # Every message type the server sends, as a client decodes them (protocol/decoding.py).
 MESSAGE_TYPES: tuple[type[Message], ...] = (
-    State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, LeaderboardReply,
-    StatsReply, Error,
+    State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, DailyStatus,
+    LeaderboardReply, StatsReply, Error,
 )  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from server.clock import Clock
 from server.config import Config
 from server.daily.deals import DailyDeals
 from server.daily.service import DailyRequests, DailyService
-from server.edge.admission import Admission
+from server.edge.admission import Admission, NewPlayers
 from server.edge.connection import InboxConnection, Limits, serve_connections
 from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
@@ -27,6 +27,7 @@ from server.metrics import Metrics
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
 from server.play.moves import Moves
+from server.play.names import Names
 from server.play.players import Players
 from server.play.practice import Practice
 from server.play.presence import Presence
@@ -62,7 +63,8 @@ class App:
         )
         self.solver = SolverPool(config.solver_workers, config.solver_queue_max)
         deliver = self.hub.deliver
-        self.players = Players(self.store, self.cache, self.clock)
+        names = Names(self.store, self.clock, self.metrics)
+        self.players = Players(self.store, self.cache, self.clock, names)
         self.races = Races(self.store, self.cache, self.clock, config, deliver)
         self.moves = Moves(self.store, self.cache, self.races, self.clock, self.metrics, deliver)
         self.bots = BotRunner(self.store, self.cache, self.moves, self.solver, self.clock, config)
@@ -98,6 +100,7 @@ class App:
             config=cfg,
             metrics=self.metrics,
             admission=self.admission,
+            new_players=NewPlayers(cfg, self.store, self.clock, self.metrics),
             hub=self.hub,
             decoder=p.RequestDecoder(cfg.limits),
             players=self.players,

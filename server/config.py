@@ -46,11 +46,14 @@ class Config:
     inbox_high: int = 16  # messages waiting to be handled before reading pauses ...
     inbox_low: int = 4  # ... and how few before it resumes
 
-    # Admission (server/edge/admission.py), per process; 0: no limit.
+    # Admission (server/edge/admission.py); 0: no limit. Connections per process:
     max_connections: int = 10_000  # open at once; a WebSocket handshake beyond gets 503
     max_connections_per_address: int = 100  # beyond: 429 at the handshake
-    max_new_players_per_address: int = 30  # an hour, in bursts of as many; beyond: rate_limited
     trusted_proxies: tuple[str, ...] = ()  # networks whose X-Forwarded-For names the client
+    # New players (hello without a token) per client address, counted in the store for all
+    # instances together: an hour (a token bucket, bursts of as many) and a UTC day.
+    max_new_players_per_address_per_hour: int = 30
+    max_new_players_per_address_per_day: int = 0
     # A player who has started no game this long after being made is forgotten.
     unplayed_player_ttl_s: int = 24 * 3600
 
@@ -285,11 +288,17 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                                     "at once; a WebSocket handshake beyond gets HTTP 429, and "
                                     "beyond twice as many they are closed unanswered "
                                     "(default 100; 0: no limit)"),
-    "max_new_players_per_address": ("--max-new-players-per-address",
-                                    "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS", _limit(int),
-                                    "players one client address may make (hello without a "
-                                    "token) per hour, in bursts of as many; beyond: "
-                                    "rate_limited (default 30; 0: no limit)"),
+    "max_new_players_per_address_per_hour": (
+        "--max-new-players-per-address-per-hour", "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR",
+        _limit(int),
+        "players one client address may make (hello without a token) per hour, in bursts of as "
+        "many, counted for all instances together; beyond: rate_limited (default 30; 0: no "
+        "limit)"),
+    "max_new_players_per_address_per_day": (
+        "--max-new-players-per-address-per-day", "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_DAY",
+        _limit(int),
+        "players one client address may make per UTC day, counted for all instances together; "
+        "beyond: rate_limited (default 0: no limit)"),
     "trusted_proxies": ("--trusted-proxies", "SOLITAIRE_TRUSTED_PROXIES", _networks,
                         "comma-separated addresses or networks of proxies in front of the "
                         "server; their X-Forwarded-For names the client whose limits apply "

@@ -53,11 +53,6 @@ class Metrics:
         )
         for reason in ("server_full", "address_full"):
             self.connections_refused.labels(reason)  # exported at 0 from the start
-        self.new_players_refused = Counter(
-            "solitaire_new_players_refused",
-            "hello without a token refused: the address made its hourly share of players",
-            registry=r,
-        )
         self.moves_accepted = HotCounter(
             "solitaire_moves_accepted", "Moves checked, stored and acknowledged", registry=r
         )
@@ -83,6 +78,18 @@ class Metrics:
             "Round-trip time of a PING at the last scrape",
             registry=r,
         )
+        self.players_created = Counter(
+            "solitaire_players_created", "New players (hello without a token) welcomed", registry=r
+        )
+        self.players_refused = Counter(
+            "solitaire_players_refused",
+            "Hellos refused, by reason: name_taken; hour_limit, day_limit (a hello without a "
+            "token once the client's address made its allowance of new players)",
+            ["reason"],
+            registry=r,
+        )
+        for reason in ("name_taken", "hour_limit", "day_limit"):
+            self.players_refused.labels(reason)  # exported at 0 from the start
         self.daily_started = Counter(
             "solitaire_daily_attempts_started", "Daily attempts started", ["game"], registry=r
         )

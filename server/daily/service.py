@@ -134,7 +134,22 @@ class DailyService:
             **dealt_fields(engine.new_game(game, seed), now_ms),
         )
 
-    def result_of(self, record: GameRecord) -> Result:
+    async def standing(self, player: str, game: str, now_ms: int) -> p.DailyStatus:
+        """Where `player` stands at today's `game`, without dealing anything."""
+        date = utc_date(now_ms / 1000)
+        day = date.isoformat()
+        gid = daily_gid(day, game, player)
+        ends_at_ms = int(day_start_s(date) * 1000) + DAY_MS
+        (record,) = await self.store.load_records([gid])
+        if record is not None:
+            status = "finished" if record.finished else "in_progress"
+            return p.DailyStatus(game=game, date=day, status=status, ends_at_ms=ends_at_ms, gid=gid)
+        # The attempt's record outlives its day by finished_race_ttl_s; its board row for good.
+        played = await self.boards.has_entry(game, day, player)
+        status = "finished" if played else "not_started"
+        return p.DailyStatus(game=game, date=day, status=status, ends_at_ms=ends_at_ms)
+
+    def result_of(self, record: GameRecord, new: bool = False) -> Result:
         end = record.finished_at_ms or record.ends_at_ms
         return Result(
             player=record.player,
@@ -143,6 +158,7 @@ class DailyService:
             moves=record.moves,
             time_ms=elapsed_ms(record, end),
             won=record.won,
+            new=new,
         )
 
     async def finished(self, record: GameRecord) -> None:
@@ -163,8 +179,11 @@ class DailyService:
         move handler and the sweeper may both do it. Only then does the attempt leave the open
         index; its game record is kept as long as finished races are.
         """
-        result = self.result_of(record)
         date = dt.date.fromisoformat(record.date)
+        # Marked on the board: a player made that very day (maybe to look at the deal first).
+        created_ms = await self.store.player_created_ms(record.player)
+        new = created_ms is not None and utc_date(created_ms / 1000) == date
+        result = self.result_of(record, new)
         seq = await self.boards.record_day(record.game, record.date, result)
         await self.stats.record(record.game, date, result)
         await self.store.unindex_open_attempt(record.gid)
@@ -311,6 +330,8 @@ class DailyRequests:
         self.now_ms = now_ms
 
     async def attempt(self, who: Who, msg: p.Daily) -> list[p.Message]:
+        if not msg.confirm:
+            return [await self.daily.standing(who.player, msg.game, self.now_ms())]
         record, _created = await self.daily.attempt(who.player, who.name, msg.game, self.now_ms())
         live = await self.cache.get(record.gid, fresh=True)
         if live is None:

@@ -4,9 +4,14 @@ Every TCP connection counts from the moment it is accepted until it is closed, H
 WebSocket, greeted or not, so that idle connections are bounded too. A WebSocket
 handshake is refused politely while this process holds more than `max_connections`
 (503) or the client's address more than `max_connections_per_address` (429); an address
-holding twice its share gets further connections closed at once, unanswered. A `hello`
-without a token makes a player: each address may make `max_new_players_per_address` an
-hour (a token bucket of that size, refilled at that rate), per process.
+holding twice its share gets further connections closed at once, unanswered. These
+counts are the process's own: a connection holds resources of the process it is on.
+
+A `hello` without a token makes a player: each address may make
+`max_new_players_per_address_per_hour` an hour (a token bucket of that size, refilled at
+that rate) and `max_new_players_per_address_per_day` a UTC day. That allowance is counted
+in the store, for all instances together: players are the store's, and an address must
+not get one allowance per instance behind a balancer, or a fresh one at each restart.
 
 An address is an IPv4 address or an IPv6 /64 network (what one subscriber usually gets).
 Behind a proxy every client would share the proxy's address: connections from a
@@ -22,19 +27,17 @@ import logging
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
+import protocol as p
+from server.clock import Clock
 from server.config import Config
-from server.edge.ratelimit import TokenBucket
-from server.lru import LRU
 from server.metrics import Metrics
+from server.store.store import Store
 
 log = logging.getLogger(__name__)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-# Addresses whose new-player allowance is remembered; the least recent beyond it start
-# afresh (bounded memory whatever the number of addresses that come by).
-NEW_PLAYER_ADDRESSES = 100_000
 RETRY_AFTER_S = 30
 
 
@@ -84,19 +87,17 @@ def parse_networks(entries: Iterable[str]) -> tuple[IPNetwork, ...]:
 
 
 class Admission:
-    """The counts of one process: connections in total and per address, and each
-    address's allowance of new players. The event loop's thread only."""
+    """The counts of one process: connections in total and per address. The event loop's
+    thread only."""
 
     def __init__(self, config: Config, metrics: Metrics) -> None:
         self.max_connections = config.max_connections
         self.max_per_address = config.max_connections_per_address
-        self.new_players_per_hour = config.max_new_players_per_address
         self.trusted = parse_networks(config.trusted_proxies)
         self.metrics = metrics
         self.total = 0
         self.per_address: dict[str, int] = {}
         self._counted: dict[Hashable, str | None] = {}  # connection -> address it counts under
-        self._buckets: LRU[str, TokenBucket] = LRU(NEW_PLAYER_ADDRESSES)
 
     # ------------------------------------------------------------ connections
 
@@ -175,23 +176,44 @@ class Admission:
                 return address_key(address)
         return proxy
 
-    # ------------------------------------------------------------ new players
 
-    def take_new_player(self, address: str, now: float) -> bool:
-        """Whether `address` may make one more player now (if so, it is counted)."""
-        if not self.new_players_per_hour:
-            return True
-        bucket = self._buckets.get(address)
-        if bucket is None:
-            bucket = TokenBucket(self.new_players_per_hour / 3600, self.new_players_per_hour)
-            self._buckets.put(address, bucket)
-        if bucket.allow(now):
-            return True
-        self.metrics.new_players_refused.inc()
-        return False
+class NewPlayers:
+    """Each client address's allowance of new players, an hour and a UTC day, counted in
+    the store for all instances together."""
 
-    def give_back_new_player(self, address: str) -> None:
-        """A player counted by take_new_player was not made after all."""
-        bucket = self._buckets.get(address)
-        if bucket is not None:
-            bucket.tokens = min(float(bucket.burst), bucket.tokens + 1.0)
+    def __init__(self, config: Config, store: Store, clock: Clock, metrics: Metrics) -> None:
+        self.per_hour = config.max_new_players_per_address_per_hour
+        self.per_day = config.max_new_players_per_address_per_day
+        self.store = store
+        self.clock = clock
+        self.metrics = metrics
+
+    async def take(self, address: str) -> None:
+        """Count one more player made by `address` (as Admission names it); Refused
+        (rate_limited) if it has made its allowance."""
+        if not (self.per_hour or self.per_day):
+            return
+        now_ms = self.clock.now_ms()
+        limit = await self.store.take_new_player(address, self.per_hour, self.per_day, now_ms)
+        if not limit:
+            return
+        self.metrics.players_refused.labels(f"{limit}_limit").inc()
+        if limit == "hour":
+            log.info("new player refused: %s made %d this hour", address, self.per_hour)
+            raise p.Refused(
+                p.RATE_LIMITED,
+                "too many new players from your address this hour; play as one you have, "
+                "or try again later",
+            )
+        log.info("new player refused: %s made %d today", address, self.per_day)
+        raise p.Refused(
+            p.RATE_LIMITED,
+            f"too many new players from your address today (at most {self.per_day}); play "
+            "as one you have, or try again tomorrow (UTC)",
+        )
+
+    async def give_back(self, address: str) -> None:
+        """A player counted by `take` was not made after all (its hello was refused)."""
+        if self.per_hour or self.per_day:
+            now_ms = self.clock.now_ms()
+            await self.store.take_new_player(address, self.per_hour, self.per_day, now_ms, -1)

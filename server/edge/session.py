@@ -20,7 +20,7 @@ from websockets.protocol import State as WsState
 
 import protocol as p
 from server.config import Config
-from server.edge.admission import Admission
+from server.edge.admission import Admission, NewPlayers
 from server.edge.connection import InboxConnection
 from server.edge.dispatch import Handler
 from server.edge.hub import Hub
@@ -41,6 +41,7 @@ class SessionContext:
     config: Config
     metrics: Metrics
     admission: Admission
+    new_players: NewPlayers
     hub: Hub
     decoder: p.RequestDecoder
     players: Players
@@ -228,15 +229,16 @@ class Session:
         ctx, address = self.ctx, self.ws.address
         if request.token is not None:
             return await ctx.players.hello(request, self.uid)
-        if not ctx.admission.take_new_player(address, self._loop.time()):
-            log.info("connection %s: %s made its share of new players this hour; refused",
-                     self.uid, address)  # fmt: skip
-            raise p.Refused(p.RATE_LIMITED,
-                            "too many new players from your address; try again later")  # fmt: skip
+        await ctx.new_players.take(address)
         try:
             return await ctx.players.hello(request, self.uid)
         except p.Refused:
-            ctx.admission.give_back_new_player(address)  # refused before any player was made
+            # No player was made (a taken name, a wrong version, the store failing).
+            try:
+                await ctx.new_players.give_back(address)
+            except STORE_ERRORS as exc:
+                log.warning("connection %s: new player of %s not given back: %s",
+                            self.uid, address, exc)  # fmt: skip
             raise
 
     # ------------------------------------------------------------ sending

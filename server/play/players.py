@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import protocol as p
 from server.clock import Clock
 from server.play.cache import LiveGames
+from server.play.names import Names
 from server.play.race_machine import lobby_message
 from server.store.records import RaceStatus
 from server.store.store import Store
@@ -26,10 +27,11 @@ class Who:
 
 
 class Players:
-    def __init__(self, store: Store, cache: LiveGames, clock: Clock) -> None:
+    def __init__(self, store: Store, cache: LiveGames, clock: Clock, names: Names) -> None:
         self.store = store
         self.cache = cache
         self.clock = clock
+        self.names = names
 
     async def hello(self, msg: p.Hello, uid: str) -> tuple[Who, list[p.Message]]:
         """Welcomes a connection: who it is, and the replies (welcome, then the lobbies the
@@ -44,9 +46,9 @@ class Players:
             if player is None:
                 raise p.Refused(p.AUTH_FAILED, "unknown token")
             token = msg.token
-            await store.rename_player(player, msg.name)
+            await self.names.keep_or_rename(player, msg.name)
         else:
-            player, token = await store.create_player(msg.name, self.clock.now_ms())
+            player, token = await self.names.new_player(msg.name)
         active, lobbies = await self._games(player)
         welcome = p.Welcome(
             re=msg.id, v=p.VERSION, player=player, name=msg.name, token=token, active=active

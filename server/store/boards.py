@@ -85,14 +85,16 @@ class Result(msgspec.Struct, frozen=True):
     moves: int
     time_ms: int
     won: bool
+    new: bool = False  # the player was made on the day of the attempt
 
 
-class _DayRow(msgspec.Struct):
+class _DayRow(msgspec.Struct, omit_defaults=True):
     name: str
     score: int
     moves: int
     time_ms: int
     won: bool
+    new: bool = False  # absent from rows written before players were marked new
 
 
 class Board(msgspec.Struct, omit_defaults=True):
@@ -148,7 +150,9 @@ class LeaderboardStore:
 
     async def record_day(self, game: str, date: str, result: Result) -> int:
         """Enter a result on its day's board; 0 when the player already has an entry there."""
-        row = _DayRow(result.name, result.score, result.moves, result.time_ms, result.won)
+        row = _DayRow(
+            result.name, result.score, result.moves, result.time_ms, result.won, result.new
+        )
         seq = await self._record_day(
             keys=[self.keys.day_board(game, date), self.keys.day_entries(game, date)],
             args=[
@@ -166,7 +170,7 @@ class LeaderboardStore:
         for i in range(0, len(results), batch):
             async with self.redis.pipeline(transaction=False) as pipe:
                 for r in results[i : i + batch]:
-                    row = _DayRow(r.name, r.score, r.moves, r.time_ms, r.won)
+                    row = _DayRow(r.name, r.score, r.moves, r.time_ms, r.won, r.new)
                     packed = pack_day(r.score, r.time_ms, r.moves)
                     args = [r.player, packed, msgspec.json.encode(row)]
                     await self._record_day(keys=keys, args=args, client=pipe)
@@ -226,4 +230,4 @@ class LeaderboardStore:
                 best_streak=a.best_streak,
             )
         d = self._day_decoder.decode(raw)
-        return Entry(rank, player, d.name, d.score, d.moves, d.time_ms, d.won)
+        return Entry(rank, player, d.name, d.score, d.moves, d.time_ms, d.won, new=d.new)

@@ -9,18 +9,24 @@ Cluster slot and a Lua script can update them together:
     {ns:race:CODE}:inst              set    server instances with a seated player connected
     {ns:race:CODE}:game:GID          hash   one seat's game (see store.GameRecord)
     {ns:race:CODE}:game:GID:moves    list   that game's moves, in order
-    {ns:player:PID}:meta             hash   name, created_ms, token_sha (SHA256 below)
+    {ns:player:PID}:meta             hash   name, folded (its reserved form), created_ms,
+                                            token_sha (SHA256 below)
     {ns:player:PID}:games            set    gids of the player's games (pruned lazily)
     {ns:player:PID}:inst             set    instances where the player is connected
     {ns:player:PID}:conns            hash   the player's open connections: id -> instance
     {ns:player:PID}:game:GID[:moves] a daily game lives under its player's tag
     {ns:token:SHA256}                string player id of the token with that hash
+    {ns:name:FOLDED}                 string player id holding that name (folded: case, width
+                                            and spacing ignored; server/play/names.py)
+    {ns:name:FOLDED}:also            set    others who had that name before names were reserved
+    {ns:newplayers:ADDRESS}          hash   a client address's allowance of new players:
+                                            tokens, at_ms (the hour), day, made (expires)
     {ns:server}:config               hash   generated secret, ...
     {ns:server}:live:INSTANCE        string present while that server instance runs (expires)
     {ns:index}:running               zset   running race codes, scored by their deadline (ms)
 
-A new player's meta, inst and token expire (unplayed_player_ttl_s) until its first game
-lists a gid in its games (Store.keep_player makes them persist).
+A new player's meta, inst, token and name expire (unplayed_player_ttl_s) until its first
+game lists a gid in its games (Store.keep_player makes them persist).
 
 Pub/sub channel (plain PUBLISH reaches every node of a cluster):
 
@@ -114,6 +120,15 @@ class Keys:
 
     def token(self, token_hash: str) -> str:
         return f"{{{self.ns}:token:{token_hash}}}"
+
+    def name(self, folded: str) -> str:
+        return f"{{{self.ns}:name:{folded}}}"
+
+    def name_sharers(self, folded: str) -> str:
+        return self.name(folded) + ":also"
+
+    def new_players(self, address: str) -> str:
+        return f"{{{self.ns}:newplayers:{address}}}"
 
     def server_config(self) -> str:
         return f"{{{self.ns}:server}}:config"

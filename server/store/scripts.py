@@ -5,6 +5,8 @@ a script applies the write only if the record is still at that version, then rel
 write's events to the other server instances listed in an interest set, all atomically.
 Each call touches keys of one hash tag (one race, or one player), so it runs unchanged on
 Redis Cluster. The leaderboard and stats scripts record a finished attempt idempotently.
+The players' scripts are the two things that must hold across instances at once: a name
+reserved for one player only, and each client address's allowance of new players.
 """
 
 from __future__ import annotations
@@ -213,4 +215,61 @@ local packed = (tonumber(ARGV[8]) - w) * tonumber(ARGV[10]) + (tonumber(ARGV[9])
 redis.call('ZADD', KEYS[1], string.format('%.0f', packed), seq .. ':' .. player)
 redis.call('HSET', KEYS[2], player, seq .. cjson.encode(s))
 return 1
+"""
+
+# ---------------------------------------------------------------- players
+
+# A player's name (server/play/names.py). KEYS: the name's key (its holder's id), the set of
+# the others who kept that name from before names were reserved. ARGV: the holder it may
+# have now ('' for none), the player to hold it from now on ('' to release it, ARGV[1]
+# giving it up; it passes to one of the others, if any), the milliseconds the claim lasts
+# ('0': for good; a player who has not played yet expires, Store.create_player).
+# A claim succeeds if the name is held by ARGV[1], by nobody, or already by ARGV[2]; returns
+# '' when done, else the player who holds it.
+SWAP_NAME = """
+local holder = redis.call('GET', KEYS[1])
+if ARGV[2] == '' then
+  redis.call('SREM', KEYS[2], ARGV[1])
+  if holder ~= ARGV[1] then return '' end
+  local heir = redis.call('SPOP', KEYS[2])
+  if heir then redis.call('SET', KEYS[1], heir) else redis.call('DEL', KEYS[1]) end
+  return ''
+end
+if holder and holder ~= ARGV[1] and holder ~= ARGV[2] then return holder end
+if ARGV[3] == '0' then
+  redis.call('SET', KEYS[1], ARGV[2])
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+end
+redis.call('SREM', KEYS[2], ARGV[2])
+return ''
+"""
+
+# One client address's allowance of new players (server/edge/admission.py), shared by every
+# instance. KEYS: the address's hash {tokens, at_ms, day, made}. ARGV: now_ms, the hourly
+# allowance (a token bucket of that size refilled at that rate; '0': none), the daily one
+# ('0': none), today's UTC date, '1' to take one player or '-1' to give one back (a hello
+# refused after all), the hash's time to live in ms. Returns '' when taken (or given back),
+# else the limit that refuses: 'hour' or 'day'; a refusal takes nothing.
+NEW_PLAYER = """
+local now, per_hour, per_day = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local v = redis.call('HMGET', KEYS[1], 'tokens', 'at_ms', 'day', 'made')
+local tokens = per_hour
+if v[1] and v[2] then
+  local refill = math.max(0, now - tonumber(v[2])) * per_hour / 3600000
+  tokens = math.min(per_hour, tonumber(v[1]) + refill)
+end
+local made = 0
+if v[3] == ARGV[4] and v[4] then made = tonumber(v[4]) end
+if ARGV[5] == '1' then
+  if per_hour > 0 and tokens < 1 then return 'hour' end
+  if per_day > 0 and made >= per_day then return 'day' end
+  tokens, made = tokens - 1, made + 1
+else
+  tokens, made = math.min(per_hour, tokens + 1), math.max(0, made - 1)
+end
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.6f', tokens), 'at_ms', ARGV[1],
+           'day', ARGV[4], 'made', made)
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+return ''
 """

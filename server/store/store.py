@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import hashlib
 import logging
 import secrets
@@ -60,6 +61,8 @@ class Store:
         self.instance = instance
         self._apply = redis.register_script(scripts.APPLY)
         self._unindex = redis.register_script(scripts.UNINDEX)
+        self._swap_name = redis.register_script(scripts.SWAP_NAME)
+        self._new_player = redis.register_script(scripts.NEW_PLAYER)
         self._game_keys: LRU[str, GameKeys] = LRU(config.game_keys_memo_size)
         self.boards = LeaderboardStore(
             redis, self.keys, config.leaderboard_default_rows, config.leaderboard_max_rows
@@ -136,19 +139,23 @@ class Store:
 
     # ------------------------------------------------------------ players
 
-    async def create_player(self, name: str, now_ms: int) -> tuple[str, str]:
-        """A new player: (player id, token). Only the token's hash is stored.
+    async def create_player(self, name: str, now_ms: int, folded: str = "") -> tuple[str, str]:
+        """A new player: (player id, token). Only the token's hash is stored. Its name is
+        reserved by server/play/names.py (`folded` is the name's reserved form, kept so that
+        keep_player keeps the reservation too).
 
         Its keys expire after unplayed_player_ttl_s unless it starts a game before
         (keep_player), so that players made and never used do not pile up. The token goes
         first (up to a minute earlier): a hello never finds a token whose player is gone."""
         player, token = new_player_id(), new_token()
         token_hash = hash_token(token)
-        ttl = self.config.unplayed_player_ttl_s
-        later = ttl + min(UNPLAYED_MARGIN_S, ttl)
+        ttl, later = self.config.unplayed_player_ttl_s, self.unplayed_meta_ttl_s
         meta, interest = self.keys.player_meta(player), self.keys.player_interest(player)
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hset(meta, mapping={"name": name, "created_ms": now_ms, "token_sha": token_hash})
+        fields: dict[str, str | int] = {"name": name, "created_ms": now_ms, "token_sha": token_hash}
+        if folded:
+            fields["folded"] = folded
+        pipe.hset(meta, mapping=fields)
         pipe.expire(meta, later)
         # The instances where the player is connected: hello adds this one again (SADD keeps
         # the time to live).
@@ -157,6 +164,12 @@ class Store:
         pipe.set(self.keys.token(token_hash), player, ex=ttl)
         await pipe.execute()
         return player, token
+
+    @property
+    def unplayed_meta_ttl_s(self) -> int:
+        """How long a new player's meta (and its name's reservation) lives unless kept."""
+        ttl = self.config.unplayed_player_ttl_s
+        return ttl + min(UNPLAYED_MARGIN_S, ttl)
 
     async def keep_player(self, player: str, meta_ttl_ms: int | None = None) -> None:
         """The player started a game: if its keys still expire (create_player), they no
@@ -168,10 +181,12 @@ class Store:
             meta_ttl_ms = await self.redis.pttl(meta)
         if meta_ttl_ms < 0:  # kept already (-1), or gone (-2)
             return
-        token_hash = await self.redis.hget(meta, "token_sha")
+        token_hash, folded = await self.redis.hmget(meta, ["token_sha", "folded"])
         if not token_hash:  # a bot: it lives as long as its race
             return
         await self.redis.persist(self.keys.token(token_hash))
+        if folded:  # its name, if it holds it still (claimed again, for good)
+            await self.swap_name(folded, player, player)
         pipe = self.redis.pipeline(transaction=False)
         pipe.persist(self.keys.player_interest(player))
         pipe.persist(meta)
@@ -189,11 +204,65 @@ class Store:
     async def player_for_token(self, token: str) -> str | None:
         return await self.redis.get(self.keys.token(hash_token(token)))
 
-    async def rename_player(self, player: str, name: str) -> None:
-        await self.redis.hset(self.keys.player_meta(player), "name", name)
+    async def rename_player(self, player: str, name: str, folded: str) -> None:
+        mapping = {"name": name, "folded": folded}
+        await self.redis.hset(self.keys.player_meta(player), mapping=mapping)
 
     async def player_name(self, player: str) -> str | None:
         return await self.redis.hget(self.keys.player_meta(player), "name")
+
+    async def player_name_and_ttl(self, player: str) -> tuple[str | None, int]:
+        """The player's name and its meta's PTTL (-1: kept for good; see create_player)."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hget(self.keys.player_meta(player), "name")
+        pipe.pttl(self.keys.player_meta(player))
+        name, ttl_ms = await pipe.execute()
+        return name, int(ttl_ms)
+
+    async def player_created_ms(self, player: str) -> int | None:
+        created = await self.redis.hget(self.keys.player_meta(player), "created_ms")
+        return int(created) if created is not None else None
+
+    async def delete_player(self, player: str, token: str) -> None:
+        """Undo create_player (a new player who may not keep the name they asked for)."""
+        pipe = self.redis.pipeline(transaction=False)  # two slots on a Redis Cluster
+        pipe.delete(self.keys.token(hash_token(token)))
+        pipe.delete(self.keys.player_meta(player), self.keys.player_interest(player))
+        await pipe.execute()
+
+    # ------------------------------------------------------------ names
+
+    async def swap_name(self, folded: str, holder: str, player: str, ttl_ms: int = 0) -> str:
+        """Give the name to `player` if `holder` ('' for nobody) or nobody holds it now: ''
+        when done, else who holds it. The reservation expires after `ttl_ms` (0: never),
+        as an unplayed player does. With `player` '', `holder` gives the name up (to one
+        of its sharers, if any). The SWAP_NAME script."""
+        keys = [self.keys.name(folded), self.keys.name_sharers(folded)]
+        try:
+            return str(await self._swap_name(keys=keys, args=[holder, player, ttl_ms]))
+        except STORE_ERRORS as exc:
+            raise StoreUnavailable(str(exc)) from exc
+
+    async def share_name(self, folded: str, player: str) -> None:
+        """`player` keeps a name that another holds (both had it before names were reserved):
+        the name passes to them if its holder gives it up."""
+        await self.redis.sadd(self.keys.name_sharers(folded), player)
+
+    async def take_new_player(
+        self, address: str, per_hour: int, per_day: int, now_ms: int, step: int = 1
+    ) -> str:
+        """Count a player made from client `address` against its allowance of `per_hour`
+        and `per_day` (0: none) for every instance: '' if it may, else the limit that
+        refuses ('hour' or 'day'). A step of -1 gives one back. The NEW_PLAYER script."""
+        now = dt.datetime.fromtimestamp(now_ms / 1000, dt.UTC)
+        # Kept while it says anything: a full bucket again (an hour), the day's end.
+        end_of_day = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
+        ttl_ms = max(3_600_000, int((end_of_day - now).total_seconds() * 1000)) + 60_000
+        args = [now_ms, per_hour, per_day, now.date().isoformat(), step, ttl_ms]
+        try:
+            return str(await self._new_player(keys=[self.keys.new_players(address)], args=args))
+        except STORE_ERRORS as exc:
+            raise StoreUnavailable(str(exc)) from exc
 
     async def player_games(self, player: str) -> list[str]:
         return sorted(await self.redis.smembers(self.keys.player_games(player)))

@@ -29,8 +29,8 @@ def peek_daily(server: ServerProcess, token: str) -> dict:
 
     async def peek() -> dict:
         async with Client.connect(server.ws_url) as client:
-            await client.hello("peek", token=token)
-            return await client.request({"t": "daily", "game": "quatorze"})
+            await client.hello("carol", token=token)
+            return await client.request({"t": "daily", "game": "quatorze", "confirm": True})
 
     return asyncio.run(peek())
 
@@ -40,7 +40,7 @@ def test_a_bot_and_a_person_play_the_daily_to_its_end_and_see_their_ranks(
 ) -> None:
     # A bot plays today's Quatorze first, always the first legal move, until the end.
     bot = Bot(tmp_path / "bot", "--server", server.ws_url, "--name", "botty",
-              "daily", "quatorze")  # fmt: skip
+              "daily", "quatorze", "--confirm")  # fmt: skip
     try:
         state = bot.next("state")
         assert state["kind"] == "daily" and state["date"]
@@ -59,6 +59,8 @@ def test_a_bot_and_a_person_play_the_daily_to_its_end_and_see_their_ranks(
     # through its own connection and types them, one at a time.
     carol = terminals("carol", "--server", server.ws_url, "--name", "carol",
                       "daily", "quatorze")  # fmt: skip
+    carol.wait_for(r"Deal it now\? \[y/N\]")
+    carol.enter("y")
     carol.wait_for(r"daily \d{4}-\d\d-\d\d")
     carol.wait_for(r"Moves\s+0")
     token = saved_token(tmp_path / "players" / "carol", server)
@@ -74,8 +76,10 @@ def test_a_bot_and_a_person_play_the_daily_to_its_end_and_see_their_ranks(
         carol.wait_for(rf"Moves\s+{moves}\b")
     screen = carol.wait_for(r"Daily Quatorze, \d{4}-\d\d-\d\d: you are #(\d) of 2").string
     assert "botty" in screen and "carol" in screen
-    assert re.search(rf"▶\s*\d\s+carol\s+(won)?\s+\d+\s+{moves}\b", screen), screen
-    assert re.search(rf"botty\s+(won)?\s+{bot_score}\s", screen), screen
+    # Both were made today, so the board marks them new.
+    assert re.search(rf"▶\s*\d\s+carol\s+(won)?\s+\d+\s+{moves}\s+[\d:]+ new\b", screen), screen
+    assert re.search(rf"botty\s+(won)?\s+{bot_score}\s+\d+\s+[\d:]+ new\b", screen), screen
+    assert "new: a player made on that day" in screen
 
     # Once played, the daily command shows where you stand instead.
     again = terminals("carol", "--server", server.ws_url, "daily", "quatorze")
@@ -105,6 +109,8 @@ def test_resigning_a_daily_on_the_screen_is_asked_first(
     terminals: Callable[..., Terminal], server: ServerProcess
 ) -> None:
     dana = terminals("dana", "--server", server.ws_url, "--name", "dana", "daily", "quatorze")
+    dana.wait_for(r"Deal it now\? \[y/N\]")
+    dana.enter("y")
     dana.wait_for(r"Moves\s+0")
     # One ranked attempt a day: resign asks first, and anything but y calls it off.
     dana.enter("resign")
@@ -125,7 +131,7 @@ def test_without_a_terminal_daily_shows_where_a_player_stands(
 ) -> None:
     # A bot's resign (--plain) is immediate: it ends the attempt with no question asked.
     bot = Bot(tmp_path / "players" / "dana", "--server", server.ws_url, "--name", "dana",
-              "daily", "quatorze")  # fmt: skip
+              "daily", "quatorze", "--confirm")  # fmt: skip
     try:
         assert not bot.next("state")["finished"]
         bot.send("resign")
@@ -170,7 +176,7 @@ def test_a_past_days_leaderboard_shows_its_par_and_winning_line(
     yesterday = (dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)).isoformat()
     behind = servers.start(env={"SOLITAIRE_CLOCK_OFFSET_S": str(-86400)})
     bot = Bot(tmp_path / "bot", "--server", behind.ws_url, "--name", "botty",
-              "daily", "quatorze")  # fmt: skip
+              "daily", "quatorze", "--confirm")  # fmt: skip
     try:
         state = bot.next("state")
         assert state["date"] == yesterday
@@ -200,3 +206,67 @@ def test_a_past_days_leaderboard_shows_its_par_and_winning_line(
     printed = out.stdout.split("found by the solver:\n", 1)[1].split()
     assert printed == board["line"]
     assert all(len(line) <= 78 for line in out.stdout.splitlines())
+
+
+def daily_status(server: ServerProcess, token: str, name: str) -> dict:
+    """Where the player stands at today's Hopscotch, asked without dealing anything."""
+
+    async def ask() -> dict:
+        async with Client.connect(server.ws_url) as client:
+            await client.hello(name, token=token)
+            return await client.request({"t": "daily", "game": "hopscotch"})
+
+    return asyncio.run(ask())
+
+
+def test_the_screen_asks_before_dealing_the_ranked_attempt(
+    terminals: Callable[..., Terminal], server: ServerProcess, tmp_path: Path
+) -> None:
+    dora = terminals("dora", "--server", server.ws_url, "--name", "dora", "daily", "hopscotch")
+    dora.wait_for(r"Today's Hopscotch daily \(\d{4}-\d\d-\d\d, UTC\) is your one ranked")
+    dora.wait_for(r"day ends in \d+ h \d\d min\.\nDeal it now\? \[y/N\]")
+    dora.enter("n")
+    dora.wait_for(r"Not dealt\.")
+    dora.wait_for(r"\[exited 0\]")
+    token = saved_token(tmp_path / "players" / "dora", server)
+    assert daily_status(server, token, "dora")["status"] == "not_started"
+
+    again = terminals("dora", "--server", server.ws_url, "daily", "hopscotch")
+    again.wait_for(r"Deal it now\? \[y/N\]")
+    again.enter("y")
+    again.wait_for(r"Moves\s+0")
+    status = daily_status(server, token, "dora")
+    assert status["status"] == "in_progress"
+    again.enter("quit")
+    again.wait_for(r"\[exited 0\]")
+
+    # An attempt under way is resumed without a question.
+    back = terminals("dora", "--server", server.ws_url, "daily", "hopscotch")
+    back.wait_for(r"Moves\s+0")
+    assert "Deal it now" not in back.screen()
+
+
+def test_plain_mode_deals_the_attempt_only_with_confirm(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    home = tmp_path / "script"
+    asked = Bot(home, "--server", server.ws_url, "--name", "scripted", "daily", "hopscotch")
+    try:
+        status = asked.next("daily")
+        assert status["status"] == "not_started" and "view" not in status
+        assert asked.wait() == 1
+        assert "--confirm" in asked.proc.stderr.read()
+    finally:
+        asked.kill()
+    token = saved_token(home, server)
+    assert daily_status(server, token, "scripted")["status"] == "not_started"
+
+    played = Bot(home, "--server", server.ws_url, "daily", "hopscotch", "--confirm")
+    try:
+        state = played.next("state")
+        assert state["kind"] == "daily" and state["n"] == 0
+        played.send("quit")
+        assert played.wait() == 0
+    finally:
+        played.kill()
+    assert daily_status(server, token, "scripted")["gid"] == state["gid"]

@@ -108,7 +108,7 @@ async def test_ranks_and_around_me_on_a_board_of_thousands(
         assert rank[clients[3].player] == len(results)  # alone at the very bottom
 
         # An entry on today's board means the attempt is used up.
-        again = await clients[0].request({"t": "daily", "game": GAME})
+        again = await clients[0].request({"t": "daily", "game": GAME, "confirm": True})
         assert again["code"] == "already_played"
 
         # Bad requests are refused with the right codes.
@@ -152,7 +152,7 @@ async def test_leaderboard_page_in_a_real_browser(
     for name in HOSTILE:
         c = await Client.connect(server.ws_url)
         await c.hello(name)
-        st = await c.request({"t": "daily", "game": GAME})
+        st = await c.request({"t": "daily", "game": GAME, "confirm": True})
         if not st["finished"]:
             await c.request({"t": "resign", "gid": st["gid"]})
         players.append(c)
@@ -192,7 +192,9 @@ async def test_leaderboard_page_in_a_real_browser(
     today_url = f"{server.http_url}/leaderboard/{GAME}/{today.isoformat()}"
     page = rendered_page(chromium, today_url)
     assert page.scripts == 0 and page.bold == 0
-    assert sorted(r[1] for r in page.rows) == sorted(HOSTILE)
+    # ... each marked new: every one of these players was made today.
+    assert sorted(r[1] for r in page.rows) == sorted(f"{name} new" for name in HOSTILE)
+    assert "a player made on this day" in page.text  # the legend
     ranks = [int(r[0]) for r in page.rows]
     assert ranks[0] == 1 and ranks == sorted(ranks)
     assert "deal seed" not in page.text and "published when the day is over" in page.text
@@ -228,7 +230,7 @@ async def test_metrics_count_what_happened(servers: ServerFactory) -> None:
     server = servers.start()
     async with Client.connect(server.ws_url) as c:
         await c.hello("counter")
-        st = await c.request({"t": "daily", "game": "hopscotch"})
+        st = await c.request({"t": "daily", "game": "hopscotch", "confirm": True})
         ok = await c.request({"t": "move", "gid": st["gid"], "n": 0, "m": "deal"})
         assert ok["t"] == "state"
         # A well-formed move that is illegal on today's deal (which the solver picked).

@@ -69,7 +69,7 @@ async def test_two_days_of_daily_play(servers: ServerFactory, redis: aioredis.Re
         states = {}
         for c in (alice, bob, carol):
             before = time.time() + offset
-            st = await c.request({"t": "daily", "game": GAME})
+            st = await c.request({"t": "daily", "game": GAME, "confirm": True})
             started = (before, time.time() + offset)  # carol's is the one kept
             assert st["t"] == "state" and st["kind"] == "daily", st
             assert st["date"] == DAY1.isoformat() and st["n"] == 0 and not st["finished"]
@@ -87,7 +87,8 @@ async def test_two_days_of_daily_play(servers: ServerFactory, redis: aioredis.Re
         a = await play(alice, states[alice.player], 12)
         done = await alice.request({"t": "resign", "gid": a["gid"]})
         assert done["t"] == "state" and done["finished"]
-        assert (await alice.request({"t": "daily", "game": GAME}))["code"] == "already_played"
+        again = await alice.request({"t": "daily", "game": GAME, "confirm": True})
+        assert again["code"] == "already_played"
         # Playing on a finished attempt is refused and changes nothing.
         refused = await alice.request({"t": "move", "gid": a["gid"], "n": done["n"], "m": "deal"})
         assert refused["code"] == "illegal_move"
@@ -100,7 +101,7 @@ async def test_two_days_of_daily_play(servers: ServerFactory, redis: aioredis.Re
         welcome = await bob.hello("bob", token=token)
         active = [g for g in welcome["active"] if g["kind"] == "daily"]
         assert [(g["gid"], g["n"]) for g in active] == [(b["gid"], 3)]
-        resumed = await bob.request({"t": "daily", "game": GAME})
+        resumed = await bob.request({"t": "daily", "game": GAME, "confirm": True})
         assert resumed["gid"] == b["gid"] and resumed["n"] == 3 and resumed["view"] == b["view"]
         assert resumed["elapsed_ms"] >= b["elapsed_ms"]
         b = await play(bob, resumed, 25)
@@ -157,8 +158,8 @@ async def test_two_days_of_daily_play(servers: ServerFactory, redis: aioredis.Re
         assert mine["me"]["player"] == carol.player and mine["me"] == by_player[carol.player]
 
         # Today's deal is new, its seed hidden again; alice and dave play it.
-        t_alice = await alice.request({"t": "daily", "game": GAME})
-        t_dave = await dave.request({"t": "daily", "game": GAME})
+        t_alice = await alice.request({"t": "daily", "game": GAME, "confirm": True})
+        t_dave = await dave.request({"t": "daily", "game": GAME, "confirm": True})
         assert t_alice["date"] == t_dave["date"] == DAY2.isoformat()
         assert t_alice["gid"] != a["gid"] and t_alice["view"] == t_dave["view"]
         await play(alice, t_alice, 4)
@@ -209,8 +210,8 @@ async def test_one_attempt_even_when_asked_twice_at_once(servers: ServerFactory)
         await second.hello("twin", token=first.token)
         # The same player on two instances asks for today's attempt at the same moment.
         a, b = await asyncio.gather(
-            first.request({"t": "daily", "game": "doublets"}),
-            second.request({"t": "daily", "game": "doublets"}),
+            first.request({"t": "daily", "game": "doublets", "confirm": True}),
+            second.request({"t": "daily", "game": "doublets", "confirm": True}),
         )
         assert a["t"] == b["t"] == "state" and a["gid"] == b["gid"] and a["view"] == b["view"]
         assert a["score"] == 1  # Doublets starts with its base card on the foundation
@@ -223,9 +224,10 @@ async def test_one_attempt_even_when_asked_twice_at_once(servers: ServerFactory)
         done = await second.request({"t": "resign", "gid": a["gid"]})
         assert done["finished"]
         for c in (first, second):
-            assert (await c.request({"t": "daily", "game": "doublets"}))["code"] == "already_played"
+            played = await c.request({"t": "daily", "game": "doublets", "confirm": True})
+            assert played["code"] == "already_played"
         # Another game's daily is a separate attempt.
-        other = await first.request({"t": "daily", "game": "bakers_game"})
+        other = await first.request({"t": "daily", "game": "bakers_game", "confirm": True})
         assert other["t"] == "state" and other["game"] == "bakers_game"
         board = await second.request({"t": "leaderboard", "game": "doublets"})
         assert board["total"] == 1 and board["me"]["moves"] == 1

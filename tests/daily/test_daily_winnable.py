@@ -95,8 +95,8 @@ async def test_every_daily_is_proven_winnable_agreed_won_and_published_with_par(
         await bob.hello("bob")
         for game in engine.GAMES:
             seed = int(deals[(game, today)]["seed"])
-            on_a = await alice.request({"t": "daily", "game": game}, timeout=60)
-            on_b = await bob.request({"t": "daily", "game": game}, timeout=60)
+            on_a = await alice.request({"t": "daily", "game": game, "confirm": True}, timeout=60)
+            on_b = await bob.request({"t": "daily", "game": game, "confirm": True}, timeout=60)
             assert on_a["view"] == on_b["view"] == engine.new_game(game, seed).view()
             state = on_a
             for n, move in enumerate(lines[(game, today)]):
@@ -157,5 +157,5 @@ async def test_no_winnable_candidate_falls_back_to_the_hmac_seed_loudly(
     assert "NO WINNABLE DEAL" in server.log_text()
     async with Client.connect(server.ws_url) as p:
         await p.hello("p")
-        state = await p.request({"t": "daily", "game": "bakers_game"}, timeout=30)
+        state = await p.request({"t": "daily", "game": "bakers_game", "confirm": True}, timeout=30)
         assert state["view"] == engine.new_game("bakers_game", int(deal["seed"])).view()

@@ -268,7 +268,7 @@ async def test_daily_attempt_on_one_instance_ranks_on_the_other(
     player = Player("daily", [first.ws_url], rng=random.Random(5))
     reader = Player("reader", [second.ws_url])
     try:
-        state = await player.request({"t": "daily", "game": GAME})
+        state = await player.request({"t": "daily", "game": GAME, "confirm": True})
         assert state["t"] == "state" and state["kind"] == "daily", state
         gid = state["gid"]
         hold = asyncio.Event()

@@ -23,6 +23,7 @@ from support.ws_client import Client
 from websockets.exceptions import InvalidStatus
 
 from server.edge.admission import address_key, parse_address
+from server.play.names import fold_name
 from server.store.keys import Keys
 from server.store.store import hash_token
 
@@ -135,7 +136,7 @@ async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_share(se
     server = servers.start(
         env={
             "SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS": "2",
-            "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS": "1",
+            "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR": "1",
             "SOLITAIRE_TRUSTED_PROXIES": "127.0.0.0/8, 10.0.0.0/8",
         }
     )
@@ -159,7 +160,7 @@ async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_share(se
 
 
 async def test_an_address_makes_its_share_of_new_players_then_rate_limited(servers):
-    server = servers.start(env={"SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS": "3"})
+    server = servers.start(env={"SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR": "3"})
     clients = [await Client.connect(server.ws_url) for _ in range(5)]
     first, second, third, late, back = clients
     try:
@@ -169,8 +170,8 @@ async def test_an_address_makes_its_share_of_new_players_then_rate_limited(serve
             assert (await c.hello(f"new {i}"))["t"] == "welcome"
         err = await late.hello("one too many")
         assert err["t"] == "error" and err["code"] == "rate_limited" and err["re"], err
-        assert "too many new players from your address" in err["msg"]
-        assert metric(server, "solitaire_new_players_refused_total") == 1
+        assert "too many new players from your address this hour" in err["msg"]
+        assert metric(server, "solitaire_players_refused_total", 'reason="hour_limit"') == 1
         # A player who comes back with its token is no new player, on a fresh connection
         # or on the refused one.
         assert first.token is not None
@@ -181,11 +182,43 @@ async def test_an_address_makes_its_share_of_new_players_then_rate_limited(serve
             await c.close()
 
 
-def player_keys(keys: Keys, c: Client) -> list[str]:
-    """The keys a hello without a token makes: the player's meta and instances, its token."""
+async def test_the_new_player_allowance_is_one_for_all_instances_until_the_next_day(servers):
+    """Counted in the store: behind a balancer an address gets no share per instance."""
+    env = {
+        "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR": "2",
+        "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_DAY": "3",
+    }
+    a, b = servers.start(env=env), servers.start(env=env)
+    clients = [await Client.connect(s.ws_url) for s in (a, b, a, b)]
+    try:
+        assert (await clients[0].hello("on a"))["t"] == "welcome"
+        assert (await clients[1].hello("on b"))["t"] == "welcome"
+        # a itself has made one player only: the allowance is the address's, not a's.
+        err = await clients[2].hello("a again")
+        assert err["code"] == "rate_limited" and "this hour" in err["msg"], err
+        assert metric(a, "solitaire_players_refused_total", 'reason="hour_limit"') == 1
+        # A day on (an instance whose clock is ahead, on the same store) the hour's bucket
+        # is full again and the day counts afresh (the second would be the day's fourth):
+        # two more, the bucket's size, and the hour refuses the third.
+        later = servers.start(env={**env, "SOLITAIRE_CLOCK_OFFSET_S": str(86400)})
+        more = [await Client.connect(later.ws_url) for _ in range(3)]
+        clients += more
+        assert (await more[0].hello("tomorrow 1"))["t"] == "welcome"
+        assert (await more[1].hello("tomorrow 2"))["t"] == "welcome"
+        err = await more[2].hello("tomorrow 3")
+        assert err["code"] == "rate_limited" and "this hour" in err["msg"], err
+    finally:
+        for c in clients:
+            await c.close()
+
+
+def player_keys(keys: Keys, c: Client, name: str) -> list[str]:
+    """The keys a hello without a token makes: the player's meta and instances, its token,
+    its name's reservation."""
     assert c.player and c.token
     token = keys.token(hash_token(c.token))
-    return [keys.player_meta(c.player), keys.player_interest(c.player), token]
+    return [keys.player_meta(c.player), keys.player_interest(c.player), token,
+            keys.name(fold_name(name))]  # fmt: skip
 
 
 async def test_players_who_never_start_a_game_expire(servers, redis_url, redis_namespace):
@@ -198,7 +231,8 @@ async def test_players_who_never_start_a_game_expire(servers, redis_url, redis_n
         for c, name in ((idle, "idle"), (racer, "racer"), (practiser, "practiser")):
             assert (await c.hello(name))["t"] == "welcome"
         tokens = {c: c.token for c in clients}
-        stored = {c: player_keys(keys, c) for c in clients}
+        named = {idle: "idle", racer: "racer", practiser: "practiser"}
+        stored = {c: player_keys(keys, c, named[c]) for c in clients}
         for key in stored[idle]:
             assert r.ttl(key) > 0, key
         assert (await racer.request({"t": "create", "game": "doublets"}))["t"] == "created"
@@ -215,6 +249,10 @@ async def test_players_who_never_start_a_game_expire(servers, redis_url, redis_n
         again = [await Client.connect(server.ws_url) for _ in range(3)]
         clients += again
         assert (await again[0].hello("idle", token=tokens[idle]))["code"] == "auth_failed"
+        # Its name is free again; the others' are still theirs.
+        assert (await again[0].hello("idle"))["t"] == "welcome"
+        async with Client.connect(server.ws_url) as other:
+            assert (await other.hello("Racer"))["code"] == "name_taken"
         assert (await again[1].hello("racer", token=tokens[racer]))["player"] == racer.player
         back = await again[2].hello("practiser", token=tokens[practiser])
         assert back["player"] == practiser.player

@@ -142,7 +142,7 @@ async def test_other_players_games_are_not_found_and_untouched(server, redis_url
 async def test_names_count_characters_not_bytes(server):
     c = await Client.connect(server.ws_url)
     try:
-        for name in ("é" * 25, "", "tab\there", "bell\x07"):
+        for name in ("é" * 25, "", "tab\there", "bell\x07", "   "):
             r = await c.hello(name)
             assert r["code"] == "bad_request", name
         assert (await c.hello("v" * 1, v=2))["code"] == "unsupported_version"

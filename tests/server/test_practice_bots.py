@@ -98,7 +98,7 @@ async def test_undo_and_hint_are_refused_in_ranked_games(servers: ServerFactory)
         await b.request({"t": "join", "race": code})
         await a.request({"t": "start", "race": code})
         race_state = await a.next("state")
-        daily = await a.request({"t": "daily", "game": "quatorze"}, timeout=60)
+        daily = await a.request({"t": "daily", "game": "quatorze", "confirm": True}, timeout=60)
         assert daily["t"] == "state" and daily["kind"] == "daily"
         for gid in (race_state["gid"], daily["gid"]):
             move = sorted(engine.legal_moves_from_view(
@@ -148,7 +148,7 @@ async def test_bots_race_to_the_end_with_legal_stored_moves(
                        for s in bots)  # fmt: skip
             # A full race: nobody else may join.
             async with Client.connect(server.ws_url) as late:
-                await late.hello("late")
+                await late.hello(f"late-{game}")
                 full = await late.request({"t": "join", "race": created["race"]})
                 assert full["t"] == "error" and full["code"] == "race_full"
             await host.request({"t": "start", "race": created["race"]})

@@ -36,9 +36,13 @@ def test_a_bad_environment_value_exits_2_naming_it(environ, says, capsys):
 
 def test_admission_limits_take_zero_for_none_and_proxies_as_networks():
     cfg = Config.from_args(
-        ["--max-new-players-per-address", "0"],
-        {"SOLITAIRE_TRUSTED_PROXIES": " 10.0.0.7, 172.16.0.0/12,fd00::/8 ,"},
+        ["--max-new-players-per-address-per-hour", "0"],
+        {
+            "SOLITAIRE_TRUSTED_PROXIES": " 10.0.0.7, 172.16.0.0/12,fd00::/8 ,",
+            "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_DAY": "5",
+        },
     )
-    assert cfg.max_new_players_per_address == 0
+    assert cfg.max_new_players_per_address_per_hour == 0
+    assert cfg.max_new_players_per_address_per_day == 5
     assert cfg.trusted_proxies == ("10.0.0.7/32", "172.16.0.0/12", "fd00::/8")
     assert Config().max_connections_per_address == 100  # on by default

@@ -42,11 +42,15 @@ def format_time(ms: int) -> str:
     return f"{h}:{m:02d}:{s:02d}.{t}" if h else f"{m}:{s:02d}.{t}"
 
 
+NEW_TITLE = "a player made on this day"
+
+
 def _day_row(e: Entry) -> str:
     won = '<span class="won" title="won">✓</span>' if e.won else ""
     top = ' class="top1"' if e.rank == 1 else ""
+    new = f' <span class="new" title="{NEW_TITLE}">new</span>' if e.new else ""
     return (
-        f"<tr{top}><td class=rank>{e.rank}</td><td class=name>{escape(e.name)}</td>"
+        f"<tr{top}><td class=rank>{e.rank}</td><td class=name>{escape(e.name)}{new}</td>"
         f"<td>{e.score}</td><td>{e.moves}</td><td>{format_time(e.time_ms)}</td><td>{won}</td></tr>"
     )
 
@@ -125,6 +129,8 @@ def render_leaderboard(
     footer = f"{board.total} {players}"
     if shown < board.total:
         footer += f", top {shown} shown"
+    if any(e.new for e in board.entries):
+        footer += f" · <span class=new>new</span>: {NEW_TITLE}"
     if seed is not None:
         footer += f" · deal seed <code>{seed}</code> (replay it with the engine)"
         if par is not None and line:
