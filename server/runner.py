@@ -8,10 +8,14 @@ import logging
 import os
 import signal
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from server.config import Config
 from server.store.embedded import EmbeddedRedis
 from server.store.errors import STORE_ERRORS
+
+if TYPE_CHECKING:
+    from server.edge.connection import Listen
 
 log = logging.getLogger("server")
 
@@ -28,7 +32,12 @@ def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
     return None  # asyncio's default
 
 
-def serve(config: Config, redis_url: str, embedded: EmbeddedRedis | None = None) -> int:
+def serve(
+    config: Config,
+    redis_url: str,
+    embedded: EmbeddedRedis | None = None,
+    listen: Listen | None = None,
+) -> int:
     """Serves until SIGTERM or SIGINT; the process's exit code.
 
     With `embedded`, the store this process started is watched meanwhile and started again
@@ -44,7 +53,7 @@ def serve(config: Config, redis_url: str, embedded: EmbeddedRedis | None = None)
 
     try:
         with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
-            runner.run(_run(config, redis_url, embedded, give_up))
+            runner.run(_run(config, redis_url, embedded, listen, give_up))
     except KeyboardInterrupt:
         pass
     except STORE_ERRORS as exc:
@@ -54,11 +63,15 @@ def serve(config: Config, redis_url: str, embedded: EmbeddedRedis | None = None)
 
 
 async def _run(
-    config: Config, redis_url: str, embedded: EmbeddedRedis | None, give_up: Callable[[], None]
+    config: Config,
+    redis_url: str,
+    embedded: EmbeddedRedis | None,
+    listen: Listen | None,
+    give_up: Callable[[], None],
 ) -> None:
     from server.app import App  # imported late so that --help stays fast
 
-    app = App(config, redis_url)
+    app = App(config, redis_url, listen)
     if embedded is None:
         await app.run()
         return

@@ -23,6 +23,8 @@ def test_flags_and_environment_give_the_same_values():
         ({"SOLITAIRE_BURST": "many"}, "SOLITAIRE_BURST (or --burst): invalid int value: 'many'"),
         ({"SOLITAIRE_BURST": "0"}, "SOLITAIRE_BURST (or --burst): must be positive: '0'"),
         ({"SOLITAIRE_REDIS_CLUSTER": "maybe"}, "not a boolean: 'maybe'"),
+        ({"SOLITAIRE_WORKERS": "-1"}, "SOLITAIRE_WORKERS (or --workers): 0 (one per core) to 256"),
+        ({"SOLITAIRE_WORKERS": "many"}, "SOLITAIRE_WORKERS (or --workers): invalid int value"),
     ],
 )
 def test_a_bad_environment_value_exits_2_naming_it(environ, says, capsys):

@@ -65,7 +65,8 @@ class ServerProcess:
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def start(self, timeout: float = 30.0) -> ServerProcess:
+    def start(self, timeout: float = 30.0, wait: bool = True) -> ServerProcess:
+        """Starts the server and (unless not `wait`) waits until it answers /healthz."""
         if not self.port:
             self.port = free_port()
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -97,8 +98,14 @@ class ServerProcess:
             stderr=subprocess.STDOUT,
         )
         log.close()
-        self.wait_healthy(timeout)
+        if wait:
+            self.wait_healthy(timeout)
         return self
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
 
     def health(self) -> int | None:
         try:
