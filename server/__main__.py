@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from server import logs
 from server.config import Config
-from server.runner import serve
+from server.runner import raise_open_files, serve
 from server.store.embedded import DataDirInUse, EmbeddedRedis
 from server.workers import supervise, worker_count
 
@@ -19,6 +19,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = Config.from_args(argv)
     logs.setup(config.log_level, config.log_format)
     log.info("settings: %s", config.describe())
+    raise_open_files()
     workers = worker_count(config.workers)
     embedded: EmbeddedRedis | None = None
     url = config.redis_url

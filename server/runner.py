@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import resource
 import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -30,6 +31,28 @@ def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
             return None
         return uvloop.new_event_loop
     return None  # asyncio's default
+
+
+def raise_open_files() -> None:
+    """Lifts this process's open-file limit (each connection holds one) to the most it may
+    have, the hard limit: many systems start a process at a soft limit of 1024, which would
+    turn players away at about a thousand connections. Child processes inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == hard:
+        log.info("open-file limit: %s (its hard limit already)", _limit_text(soft))
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError) as exc:  # an unlimited hard limit some platforms refuse
+        log.warning("open-file limit stays %s: cannot raise it to the hard limit %s (%s)",
+                    _limit_text(soft), _limit_text(hard), exc)  # fmt: skip
+        return
+    log.info("open-file limit raised from %s to %s (its hard limit)",
+             _limit_text(soft), _limit_text(hard))  # fmt: skip
+
+
+def _limit_text(value: int) -> str:
+    return "unlimited" if value == resource.RLIM_INFINITY else str(value)
 
 
 def serve(

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import os
 import re
+import resource
 import signal
 import socket
 import time
@@ -243,6 +244,23 @@ def test_sigterm_while_the_workers_start_stops_each_cleanly(servers):
     log = server.log_text()
     assert len(re.findall(r"worker \d \(pid \d+\) stopped", log)) == 2, log
     assert "every worker stopped" in log and "not all of them" not in log
+
+
+def test_the_open_file_limit_is_raised_to_the_hard_limit_in_every_worker(servers):
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    server = ServerProcess(servers.redis_url, servers.namespace, servers.data_dir,
+                           args=["--workers", "2"], soft_open_files=256)  # fmt: skip
+    servers.servers.append(server)
+    server.start()
+    try:
+        workers = wait_listening(server, 2)
+        assert f"open-file limit raised from 256 to {hard} (its hard limit)" in server.log_text()
+        for pid in (server.pid, *workers):
+            limits = Path(f"/proc/{pid}/limits").read_text()
+            [line] = [x for x in limits.splitlines() if x.startswith("Max open files")]
+            assert line.split()[3:5] == [str(hard), str(hard)], (pid, line)
+    finally:
+        assert server.stop() == 0
 
 
 def test_workers_0_is_one_per_usable_core():
