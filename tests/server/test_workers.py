@@ -133,13 +133,12 @@ async def test_a_race_across_two_workers_on_the_embedded_store_runs_to_its_resul
         await ann.close()
         await bob.close()
 
-        workers = children(server.pid)
         assert await asyncio.to_thread(server.stop) == 0
         log = server.log_text()
         for pid in (first, second):
             assert re.search(rf"worker \d \(pid {pid}\) stopped", log), log
         assert "every worker stopped" in log and "not all of them" not in log
-        assert not any(alive(pid) for pid in workers)
+        assert not any(alive(pid) for pid in (first, second, valkey))
     finally:
         server.stop()
 
