@@ -18,7 +18,7 @@ from server.config import Config
 from server.daily.deals import DailyDeals
 from server.daily.service import DailyRequests, DailyService
 from server.edge.admission import Admission, NewPlayers
-from server.edge.connection import InboxConnection, Limits, serve_connections
+from server.edge.connection import InboxConnection, Limits, Listen, serve_connections
 from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
@@ -43,9 +43,10 @@ log = logging.getLogger(__name__)
 class App:
     """One server process: the store, the bus, the services of each layer, the sessions."""
 
-    def __init__(self, config: Config, redis_url: str) -> None:
+    def __init__(self, config: Config, redis_url: str, listen: Listen | None = None) -> None:
         self.config = config
         self.redis_url = redis_url
+        self.listen = listen
         self.clock = Clock(config.clock_offset_s)
         self.instance = secrets.token_hex(6)
         self.metrics = Metrics()
@@ -121,6 +122,9 @@ class App:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
+        # A worker of `--workers` starts with both blocked (server/workers.py says why): one
+        # that came during its start-up is delivered now, to the handler above.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGTERM, signal.SIGINT))
         # Races whose time ran out while no server was up are closed before anyone connects,
         # so that nobody is welcomed back into a race that is over.
         await self._reap(full=True)
@@ -140,6 +144,7 @@ class App:
             routes=routes,
             limits=limits,
             admission=self.admission,
+            listen=self.listen,
         ) as server:
             self.port = server.sockets[0].getsockname()[1] if server.sockets else cfg.port
             log.info(

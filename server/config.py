@@ -84,6 +84,9 @@ class Config:
     reaper_full_scan_s: float = 30.0  # how often every running race is checked for completion
 
     # Process behaviour.
+    # Server processes serving the port, each an instance of its own on the shared store
+    # (server/workers.py); 0: one per CPU core the process may use.
+    workers: int = 1
     event_loop: str = "uvloop"  # or "asyncio"; uvloop takes about a tenth off a move's CPU
     game_cache_size: int = 20_000  # games kept replayed in memory
     # Allocations between collections of the youngest generation (Python's default 700
@@ -239,6 +242,19 @@ def _networks(raw: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+MAX_WORKERS = 256
+
+
+def _workers(raw: str) -> int:
+    value = int(raw)
+    if not 0 <= value <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"0 (one per core) to {MAX_WORKERS}, not {raw!r}")
+    return value
+
+
+_workers.__name__ = "int"  # argparse says "invalid int value", not "invalid _workers"
+
+
 def _port(raw: str) -> int:
     value = int(raw)
     if not 0 <= value <= 65535:
@@ -327,6 +343,9 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                             "seconds a lobby waits for a player whose last connection closed "
                             "before they leave it; a leaving host hands the race to the next "
                             "player (default 30)"),
+    "workers": ("--workers", "SOLITAIRE_WORKERS", _workers,
+                "server processes sharing the port and the store, each an instance of its "
+                "own; 0: one per CPU core (default 1)"),
     "event_loop": ("--event-loop", "SOLITAIRE_EVENT_LOOP", _event_loop,
                    "uvloop, or asyncio: the standard library's loop (default uvloop)"),
     "solver_workers": ("--solver-workers", "SOLITAIRE_SOLVER_WORKERS", _positive(int),
