@@ -19,6 +19,7 @@ from client_cli.connection import ConnectError, Connection, ConnectionLost
 from client_cli.messages import ProtocolError, ServerError
 from client_cli.panels import leaderboard_lines, plain_text, result_lines
 from client_cli.play import Play
+from client_cli.replay import web_base
 from client_cli.session import GameSession
 from client_cli.theme import Theme
 
@@ -145,6 +146,7 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
         return fail(ctx.unreachable(exc))
     ctx.opened()
     session.me, session.my_name = welcome.player, welcome.name
+    session.web = web_base(ctx.server)
     play = Play(conn, session, PlainFront())
     front: Any = play.listener
     if not ctx.plain:
@@ -225,7 +227,8 @@ def summary(session: GameSession, theme: Theme) -> str:
     """What stays on the terminal after the play screen closes."""
     plain = Theme(unicode=theme.unicode, colour=False)
     if session.result is not None:
-        return plain_text(result_lines(session.result, session.me, plain, session.time_up)[:-2])
+        lines = result_lines(session.result, session.me, plain, session.time_up, session.web)
+        return plain_text(lines[:-2])
     if session.leaderboard is not None:
         return plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
     state = session.state

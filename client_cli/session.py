@@ -59,6 +59,7 @@ class GameSession:
     notice_is_error: bool = False
     status: str = ""
     status_fades: bool = False  # good news ("Reconnected") gives way once the player types
+    web: str = ""  # the server's HTTP address (its replay pages), once connected
     _legal: tuple[int, list[str]] | None = None
 
     # -- feeding -------------------------------------------------------------------------

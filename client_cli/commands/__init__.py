@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "client_cli.commands.stats",
     "client_cli.commands.practice",
     "client_cli.commands.solve",
+    "client_cli.commands.replay",
 )
 
 
