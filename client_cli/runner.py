@@ -21,6 +21,7 @@ from client_cli.panels import leaderboard_lines, plain_text, result_lines
 from client_cli.play import Play
 from client_cli.replay import web_base
 from client_cli.session import GameSession
+from client_cli.share import share_text
 from client_cli.theme import Theme
 
 Setup = Callable[[Play, Connection], Awaitable[None]]
@@ -165,6 +166,9 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
             return fail(f"the server's answer cannot be read: {exc}")
         if ctx.plain:
             await _plain_loop(play)
+            share = daily_share(session, ctx.theme.unicode)
+            if share is not None:
+                PlainFront().message({"t": "share", "text": share})
         else:
             await _screen_loop(play, front)
             print(summary(session, ctx.theme))
@@ -223,6 +227,17 @@ def _stdin_lines() -> asyncio.Queue[str | None]:
     return queue
 
 
+SHARE_INTRO = "Share your result (no spoilers):"
+
+
+def daily_share(session: GameSession, unicode: bool) -> str | None:
+    """A finished daily's share text, with the player's rank on the board just fetched."""
+    board = session.leaderboard
+    if session.kind != "daily" or board is None or board.me is None or board.date == "all":
+        return None
+    return share_text(board.game, board.date, board.me, board.total, session.scores, unicode)
+
+
 def summary(session: GameSession, theme: Theme) -> str:
     """What stays on the terminal after the play screen closes."""
     plain = Theme(unicode=theme.unicode, colour=False)
@@ -230,7 +245,9 @@ def summary(session: GameSession, theme: Theme) -> str:
         lines = result_lines(session.result, session.me, plain, session.time_up, session.web)
         return plain_text(lines[:-2])
     if session.leaderboard is not None:
-        return plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
+        board = plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
+        share = daily_share(session, theme.unicode)
+        return board if share is None else f"{board}\n\n{SHARE_INTRO}\n{share}"
     state = session.state
     if session.kind == "race" and session.race:
         if state is not None and not state.finished:
