@@ -209,10 +209,11 @@ class HttpRoutes:
         except p.Refused as refused:
             status = {p.NOT_OVER: 403, p.BAD_REQUEST: 400}.get(refused.code, 404)
             return text(status, refused.message)
-        message = replay_message(game)
         # A game shown never changes again (a daily past its day is closed as it stood).
         cache = {"Cache-Control": "public, max-age=300"}
+        last = game.record.n
         if as_json:
+            message = replay_message(game, await replays.moves(game))
             return _response(200, self._json.encode(message), "application/json", cache)
         n = 0
         if "n" in query:
@@ -220,8 +221,12 @@ class HttpRoutes:
                 n = int(query["n"][0])
             except ValueError:
                 n = -1
-            if not 0 <= n <= message.n:
-                return text(400, f"n must be 0 to {message.n}: the moves played before the board")
+            if not 0 <= n <= last:
+                return text(400, f"n must be 0 to {last}: the moves played before the board")
+        # Only the moves the page lists are read, and the engine replays from a position
+        # kept on the way: a long game's page costs about what a short one's does.
+        lo, hi = max(0, n - replay_page.MOVES_AROUND), min(last, n + replay_page.MOVES_AROUND)
+        message = replay_message(game, await replays.moves(game, lo, hi), lo)
         position = await replays.position(game, n)
         html = replay_page.render_replay(message, n, engine.render_text(position.view()))
         headers = {**cache, "Content-Security-Policy": replay_page.REPLAY_CSP}

@@ -12,9 +12,10 @@ Who may see what is a rule, decided here in plain functions (`refuse_early`, `sh
 
 Everything shown comes from the stored record and move list: a client (or the web page,
 server/edge/http.py) replays the moves on the deal with the engine; nothing is read from
-a stored view, as none is stored. `Replays` reads through the store; its `position` replays
-a prefix of the moves in short chunks, one viewer's chunk at a time, so that players' moves
-wait at most one chunk for the event loop however many people watch replays.
+a stored view, as none is stored. `Replays` reads through the store, only the moves it
+shows; its `position` replays moves in short chunks, one viewer at a time, so that players'
+moves wait at most one chunk for the event loop however many people watch replays, and
+keeps every so many positions of the games it showed, so that a page replays few moves.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.daily.seeds import parse_date, utc_date
+from server.lru import LRU
 from server.play.game_machine import elapsed_ms, timed_out
 from server.play.players import Who
 from server.play.race_machine import normalise_code, not_found
@@ -44,13 +46,23 @@ NO_GAME = "no such game"
 @dataclass(frozen=True)
 class Shown:
     """A game that may be shown: its record as shown (a daily past its day closed as it
-    stood), its moves, and its place among the others (its race, or its day's board)."""
+    stood; `record.n` its number of moves) and its place among the others (its race, or its
+    day's board). Its moves are read as they are needed (`Replays.moves`)."""
 
     record: GameRecord
-    moves: list[str]
     standings: list[p.Standing] | None = None
     rank: int | None = None
     of: int | None = None
+
+
+@dataclass(frozen=True)
+class Marks:
+    """Positions of a game shown, every `every` moves from the deal (the web pages' memo: a
+    page then replays at most `every` moves)."""
+
+    n: int
+    every: int
+    games: list[engine.Game]
 
 
 # ---------------------------------------------------------------- the rules (pure)
@@ -146,14 +158,16 @@ def result_of(game: Shown) -> p.ReplayResult:
     )
 
 
+def check_start(game: Shown, start: int) -> None:
+    if start > game.record.n:
+        raise p.Refused(p.BAD_REQUEST, f"start {start} is past the game's {game.record.n} moves")
+
+
 def replay_message(
-    game: Shown, start: int = 0, count: int | None = None, re: int | None = None
+    game: Shown, moves: list[str], start: int = 0, re: int | None = None
 ) -> p.ReplayReply:
-    """The `replay` message of a game shown: its moves from `start`, at most `count`."""
-    rec, moves = game.record, game.moves
-    if start > len(moves):
-        raise p.Refused(p.BAD_REQUEST, f"start {start} is past the game's {len(moves)} moves")
-    end = len(moves) if count is None else start + count
+    """The `replay` message of a game shown, with `moves`, its moves from `start`."""
+    rec = game.record
     return p.ReplayReply(
         re=re,
         gid=rec.gid,
@@ -162,9 +176,9 @@ def replay_message(
         seed=rec.seed,
         player=rec.player,
         name=rec.name,
-        n=len(moves),
+        n=rec.n,
         start=start,
-        moves=moves[start:end],
+        moves=moves,
         result=result_of(game),
         race=rec.race or None,
         date=rec.date or None,
@@ -184,15 +198,17 @@ class Replays:
         self.config = config
         # One viewer's engine work at a time (see the module docstring and `position`).
         self._engine_turn = asyncio.Lock()
+        self._marks: LRU[str, Marks] = LRU(config.replay_memo_size)
 
     def today(self) -> dt.date:
         return utc_date(self.clock.now_s())
 
     async def replay(self, who: Who, msg: p.Replay) -> list[p.Message]:
         game = await self.find(msg.gid, msg.race, msg.seat, asker=who.player)
-        reply = replay_message(game, msg.start, self.config.replay_page_moves, msg.id)
+        check_start(game, msg.start)
+        moves = await self.moves(game, msg.start, msg.start + self.config.replay_page_moves)
         log.debug("replay of %s from move %d for player %s", game.record.gid, msg.start, who.player)
-        return [reply]
+        return [replay_message(game, moves, msg.start, msg.id)]
 
     async def find(
         self,
@@ -224,21 +240,30 @@ class Replays:
             if race.status != RaceStatus.DONE:
                 # Said before the seat is read: whether it exists is the race's business.
                 raise p.Refused(p.NOT_OVER, f"race {race.code} is not over: its replays come after")
-        loaded = await self.store.load_game(gid)
+        (loaded,) = await self.store.load_records([gid])
         if loaded is None:
             raise p.Refused(p.NOT_FOUND, NO_GAME + " (replays are kept as long as finished races)")
-        record, moves = loaded
-        record = shown(record, race, asker, today)
+        record = shown(loaded, race, asker, today)
         if race is not None:
             result = race.stored_result()
-            return Shown(record, moves, result.standings if result is not None else None)
+            return Shown(record, result.standings if result is not None else None)
         if record.kind == "daily":
             board = await self.store.boards.board(
                 record.game, record.date, limit=1, asker=record.player
             )
             if board.me is not None:
-                return Shown(record, moves, rank=board.me.rank, of=board.total)
-        return Shown(record, moves)
+                return Shown(record, rank=board.me.rank, of=board.total)
+        return Shown(record)
+
+    async def moves(self, game: Shown, start: int = 0, stop: int | None = None) -> list[str]:
+        """The game's moves from `start` to `stop` (default: its end), read a page at a time
+        (no one read of the store is longer than a `replay` reply)."""
+        stop = game.record.n if stop is None else min(stop, game.record.n)
+        page = self.config.replay_page_moves
+        out: list[str] = []
+        for lo in range(start, stop, page):
+            out += await self.store.game_moves(game.record.gid, lo, min(lo + page, stop))
+        return out
 
     def linkable(self, day: dt.date) -> bool:
         """Whether the daily attempts of `day` may be replayed and are still kept (for the
@@ -247,16 +272,37 @@ class Replays:
         return 0 < age_s <= self.config.finished_race_ttl_s
 
     async def position(self, game: Shown, n: int) -> engine.Game:
-        """The game after its first `n` moves, replayed by the engine from the deal."""
+        """The game after its first `n` moves, replayed by the engine from the deal (from
+        the last position memoised on the way, for a race seat or a daily, which no longer
+        change once shown)."""
         rec = game.record
-        chunk = self.config.replay_chunk_moves
         # Held across the pauses between chunks: the other viewers wait for the lock, not in
         # the event loop's queue, so each turn of the loop runs at most one chunk of theirs.
         async with self._engine_turn:
-            position = engine.new_game(rec.game, rec.seed)
-            for start in range(0, n, chunk):
-                if start:
-                    await asyncio.sleep(0)  # what came in meanwhile (players' moves) goes first
-                for move in game.moves[start : min(start + chunk, n)]:
-                    position.play(move)
+            marks = self._marks.get(rec.gid)
+            if marks is None or marks.n != rec.n or rec.kind == "practice":
+                marks = await self._mark(game)
+                if rec.kind != "practice":
+                    self._marks.put(rec.gid, marks)
+            base = min(n // marks.every, len(marks.games) - 1) * marks.every
+            position = marks.games[base // marks.every].copy()
+            await self._play(position, await self.moves(game, base, n))
         return position
+
+    async def _mark(self, game: Shown) -> Marks:
+        """Every `replay_checkpoint_moves`-th position of the game, replayed from the deal."""
+        rec, every = game.record, self.config.replay_checkpoint_moves
+        position = engine.new_game(rec.game, rec.seed)
+        games = [position.copy()]
+        for lo in range(0, rec.n - rec.n % every, every):
+            await self._play(position, await self.moves(game, lo, lo + every))
+            games.append(position.copy())
+        return Marks(rec.n, every, games)
+
+    async def _play(self, position: engine.Game, moves: list[str]) -> None:
+        chunk = self.config.replay_chunk_moves
+        for lo in range(0, len(moves), chunk):
+            if lo:
+                await asyncio.sleep(0)  # what came in meanwhile (players' moves) goes first
+            for move in moves[lo : lo + chunk]:
+                position.play(move)

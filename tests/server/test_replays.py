@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import html
 import json
+import random
+import re
 import urllib.error
 import urllib.request
 from typing import Any
@@ -328,3 +331,64 @@ async def test_a_daily_is_shown_once_its_day_is_over_and_never_during_it(
     finally:
         await alice.close()
         await bob.close()
+
+
+def long_line(count: int) -> list[str]:
+    """Legal moves of Baker's Game deal 2: a short walk (found with the engine) to a card in
+    a free cell beside an empty column, then that card back and forth between them."""
+    for attempt in range(1000):
+        rng, game, moves = random.Random(attempt), engine.new_game("bakers_game", 2), []
+        for _ in range(200):
+            piles, legal = game.piles, sorted(game.legal_moves())
+            empty = [c for c in piles if c.startswith("t") and not piles[c]]
+            cells = [c for c in piles if c.startswith("r") and piles[c]]
+            if empty and cells and f"{cells[0]}-{empty[0]}" in legal:
+                there, back = f"{cells[0]}-{empty[0]}", f"{empty[0]}-{cells[0]}"
+                while len(moves) < count:
+                    moves.append(there)
+                    there, back = back, there
+                return moves
+            if not legal:
+                break
+            moves.append(rng.choice(legal))
+            game.play(moves[-1])
+    raise AssertionError("no long line")
+
+
+def page_board(html_text: str) -> str:
+    pre = re.search(r'<pre class="board">(.*?)</pre>', html_text, re.S)
+    assert pre, html_text
+    return html.unescape(re.sub(r"<[^>]+>", "", pre[1]))
+
+
+def as_shown(board: str) -> str:
+    suits = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+    return re.sub(r"\b([A2-9TJQK])([CDHS])\b",
+                  lambda m: ("10" if m[1] == "T" else m[1]) + suits[m[2]], board)  # fmt: skip
+
+
+async def test_a_long_games_pages_show_the_engines_positions(servers: ServerFactory) -> None:
+    # Moves as fast as the replies come: over the default rate limit.
+    server = servers.start(env={"SOLITAIRE_RATE": "100000", "SOLITAIRE_BURST": "100000"})
+    moves = long_line(2345)
+    async with Client.connect(server.ws_url) as c:
+        await c.hello("long")
+        code = (await c.request({"t": "create", "game": "bakers_game", "seed": 2}))["race"]
+        await c.request({"t": "start", "race": code})
+        gid = f"r.{code}.{c.player}"
+        for n, m in enumerate(moves):
+            assert (await c.request({"t": "move", "gid": gid, "n": n, "m": m}))["t"] == "state"
+        await c.request({"t": "resign", "gid": gid})
+        replay = await replay_all(c, gid=gid)
+    assert replay["moves"] == moves
+    assert_ends_as_stored(replay)
+    # Positions on either side of the pages' memo (every 1000 moves), in an order that
+    # finds the memo built, and the first and last.
+    for n in (1500, 999, 1000, 1001, 0, 2345, 2000, 1):
+        status, _, body = http_get(f"{server.http_url}/replay/{gid}?n={n}")
+        assert status == 200, (n, body)
+        position = engine.replay("bakers_game", 2, moves[:n])
+        assert page_board(body) == as_shown(engine.render_text(position.view())), n
+        assert f"Move {n} of {len(moves)}" in body
+        if n:
+            assert f"Move {n}: <code>{moves[n - 1]}</code>" in body

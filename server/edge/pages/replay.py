@@ -99,21 +99,22 @@ def _nav(replay: p.ReplayReply, n: int) -> str:
 
 
 def _moves(replay: p.ReplayReply, n: int) -> str:
-    """The moves around the current position, each a link to the position after it."""
-    if not replay.moves:
+    """The moves around the current position (those `replay` carries, from its `start`),
+    each a link to the position after it."""
+    if not replay.n:
         return '<p class="muted">No move was played.</p>'
-    lo, hi = max(0, n - MOVES_AROUND), min(len(replay.moves), n + MOVES_AROUND)
+    lo, hi = replay.start, replay.start + len(replay.moves)
     items = []
     if lo > 0:
         items.append('<li class="more">…</li>')
     for i in range(lo, hi):
-        label = f"{i + 1}. {replay.moves[i]}"
+        label = f"{i + 1}. {replay.moves[i - lo]}"
         if i + 1 == n:
             items.append(f'<li class="current" aria-current="step">{escape(label)}</li>')
         else:
             href = escape(f"{replay_path(replay.gid)}?n={i + 1}")
             items.append(f'<li><a href="{href}">{escape(label)}</a></li>')
-    if hi < len(replay.moves):
+    if hi < replay.n:
         items.append('<li class="more">…</li>')
     return f'<ol class="moves">{"".join(items)}</ol>'
 
@@ -143,13 +144,16 @@ def _standings(replay: p.ReplayReply) -> str:
 
 
 def render_replay(replay: p.ReplayReply, n: int, board: str) -> str:
-    """The page of position `n` (after n moves) of a replay; `board` is its text drawing."""
+    """The page of position `n` (after n moves) of a replay; `board` is its text drawing.
+    `replay` carries the moves around `n` (move n among them, when n > 0)."""
     r = replay.result
     summary = [outcome(r), f"score {r.score}/{r.max_score}", f"{r.moves} moves",
                format_time(r.time_ms)]  # fmt: skip
     if r.rank is not None and r.of is not None:
         summary.append(f"rank {r.rank} of {r.of}")
-    played = f"Move {n}: <code>{escape(replay.moves[n - 1])}</code>" if n else "The deal"
+    played = "The deal"
+    if n:
+        played = f"Move {n}: <code>{escape(replay.moves[n - 1 - replay.start])}</code>"
     links = [f'<a href="{escape(replay_path(replay.gid))}.json">moves as JSON</a>']
     if replay.kind == "daily" and replay.date:
         board_link = escape(leaderboard_path(replay.game, replay.date))
