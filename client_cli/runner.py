@@ -259,7 +259,10 @@ def summary(session: GameSession, theme: Theme) -> str:
     if session.kind == "practice":
         if state is not None and state.seed is not None:
             again = f"solitaire practice {session.game} --seed {state.seed}"
-            return f"Practice deal {state.seed}; play it again with: {again}"
+            text = f"Practice deal {state.seed}; play it again with: {again}"
+            if state.finished:
+                text += f"\nReplay this game with: solitaire replay {state.gid}"
+            return text
         return "Bye."
     if state is not None and not state.finished:
         return f"Your daily attempt stays open.\nCarry on with: solitaire daily {session.game}"

@@ -180,3 +180,28 @@ def test_replays_are_named_by_id_race_and_seat_or_web_address() -> None:
     assert web_base("ws://127.0.0.1:8765/ws") == "http://127.0.0.1:8765"
     assert web_base("wss://game.example/ws") == "https://game.example"
     assert web_page("ws://h:1/ws", "7K3M2P:1") == "http://h:1/replay/7K3M2P:1"
+
+
+def test_ones_own_practice_game_is_replayed_by_the_id_its_summary_gives(
+    terminals: Callable[..., Terminal], server: ServerProcess, tmp_path: Path
+) -> None:
+    me = terminals("me", "--server", server.ws_url, "--name", "me",
+                   "practice", "hopscotch", "--seed", "4")  # fmt: skip
+    me.wait_for(r"Moves\s+0")
+    me.enter("deal")
+    me.wait_for(r"Moves\s+1")
+    me.enter("resign")
+    me.wait_for(r"Resign this practice game\?")
+    me.enter("y")
+    me.wait_for(r"undo \(u\) or quit")
+    me.enter("quit")
+    out = me.wait_for(r"\[exited 0\]").string
+    gid = re.search(r"Replay this game with: solitaire replay (p\.hopscotch\.\S+)", out)[1]
+    mine = run(server, tmp_path / "players" / "me", "replay", gid)
+    assert mine.returncode == 0, mine.stderr
+    assert mine.stdout.startswith("Hopscotch replay: me's practice game, deal 4\n")
+    assert "Ended: resigned, score" in mine.stdout and "Moves: 1. deal" in mine.stdout
+    assert "On the web" not in mine.stdout  # nobody is known there: practice is private
+    theirs = run(server, tmp_path / "someone", "--name", "someone", "replay", gid)
+    assert theirs.returncode == 1 and "no such game (not_found)" in theirs.stderr
+    assert theirs.stdout == ""
