@@ -32,6 +32,7 @@ from server.play.players import Players
 from server.play.practice import Practice
 from server.play.presence import Presence
 from server.play.races import Races
+from server.play.replays import Replays
 from server.solver_pool import SolverPool
 from server.store.bus import Bus
 from server.store.redis_client import create_redis
@@ -74,6 +75,7 @@ class App:
         self.practice = Practice(
             self.store, self.cache, self.moves, self.solver, self.clock, config, deliver
         )
+        self.replays = Replays(self.store, self.clock, config)
         self.daily: DailyService | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
@@ -111,6 +113,7 @@ class App:
                 self.moves,
                 self.practice,
                 DailyRequests(self.daily, self.cache, self.clock.now_ms),
+                self.replays,
             ),
             spawn=self.spawn,
             ids=self._ids,
@@ -118,7 +121,9 @@ class App:
             draining=lambda: self.draining,
         )
         await self.bus.start()
-        routes = HttpRoutes(health=self.store.ping, metrics=self.metrics, daily=self.daily)
+        routes = HttpRoutes(
+            health=self.store.ping, metrics=self.metrics, daily=self.daily, replays=self.replays
+        )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)

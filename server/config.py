@@ -114,6 +114,11 @@ class Config:
     # Practice games (server/play/practice.py).
     hint_budget_s: float = 1.0
     practice_ttl_s: int = 7 * 24 * 3600  # an idle practice game is forgotten after this
+    # Replays (server/play/replays.py).
+    replay_page_moves: int = 2000  # moves in one `replay` reply (a frame of about 15 KB)
+    replay_chunk_moves: int = 200  # moves (about a millisecond) a replay page replays at a time
+    replay_checkpoint_moves: int = 1000  # a replay page's memo keeps every so many positions
+    replay_memo_size: int = 256  # games whose positions the replay pages keep
     # Bots (server/play/bots.py).
     bot_think_scale: float = 1.0  # multiplies every bot's think time (tests use 0.01)
     bot_lease_s: float = 10.0  # an instance drives a race's bots while it renews this lease
@@ -358,6 +363,9 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                             "0: only when a player asks (default 1)"),
     "hint_budget_s": ("--hint-budget-s", "SOLITAIRE_HINT_BUDGET_S", _positive(float),
                       "seconds of search for one practice hint (default 1)"),
+    "replay_page_moves": ("--replay-page-moves", "SOLITAIRE_REPLAY_PAGE_MOVES", _positive(int),
+                          "most moves in one replay reply; longer games come in pages "
+                          "(default 2000)"),
     "bot_think_scale": ("--bot-think-scale", "SOLITAIRE_BOT_THINK_SCALE", _positive(float),
                         "factor on every bot's think time; 0.01 for tests (default 1)"),
     "bot_lease_s": ("--bot-lease-s", "SOLITAIRE_BOT_LEASE_S", _positive(float),

@@ -17,12 +17,13 @@ from server.play.moves import Moves
 from server.play.players import Who
 from server.play.practice import Practice
 from server.play.races import Races
+from server.play.replays import Replays
 
 Handler = Callable[[Who, Any], Awaitable[list[p.Message]]]
 
 
 def build_handlers(
-    races: Races, moves: Moves, practice: Practice, daily: DailyRequests
+    races: Races, moves: Moves, practice: Practice, daily: DailyRequests, replays: Replays
 ) -> dict[type[p.Request], Handler]:
     return {
         p.Create: races.create,
@@ -37,4 +38,5 @@ def build_handlers(
         p.Practice: practice.practice,
         p.Undo: practice.undo,
         p.Hint: practice.hint,
+        p.Replay: replays.replay,
     }
