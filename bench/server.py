@@ -586,8 +586,17 @@ class Target:
 
 
 def start_race_server(
-    tmp: Path, name: str, store: str, redis_url: str, exe: Path | None = None, workers: int = 1
+    tmp: Path,
+    name: str,
+    store: str,
+    redis_url: str,
+    exe: Path | None = None,
+    workers: int = 1,
+    settings: dict[str, str] | None = None,
 ) -> Target:
+    """A solitaire-server on `redis_url` in a namespace of its own, set for this bench's
+    load; `settings` (environment variables) replace those settings (bench/soak.py's
+    clients keep the rate limits, for one)."""
     port = free_port()
     namespace = f"bench{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")}
@@ -609,6 +618,7 @@ def start_race_server(
         SOLITAIRE_DAILY_PREPARE_AHEAD="0",
         REDIS_URL=redis_url,
     )
+    env.update(settings or {})
     exe = exe or Path(sys.executable).with_name("solitaire-server")
     log = tmp / f"server-{port}.log"
     proc = subprocess.Popen(
@@ -859,19 +869,29 @@ def median_of(name: str, runs: list[Figures]) -> Figures:
 
 async def stored_moves(url: str, namespace: str, load: Load) -> tuple[int, int]:
     """(acknowledged moves found in Redis, acknowledged moves) over every bot game."""
+    counts = await stored_counts(url, namespace, list(load.acked_by_gid))
+    found = sum(min(c, a) for c, a in zip(counts, load.acked_by_gid.values(), strict=True))
+    return found, sum(load.acked_by_gid.values())
+
+
+async def stored_counts(url: str, namespace: str, gids: list[str]) -> list[int]:
+    """The length of each game's stored move list, in the order of `gids`."""
     import redis.asyncio as aioredis
 
     from server.store.keys import Keys
 
     r = aioredis.Redis.from_url(url)
     keys = Keys(namespace)
-    pipe = r.pipeline(transaction=False)
-    for gid in load.acked_by_gid:
-        pipe.llen(keys.game(gid).moves)  # type: ignore[union-attr]
-    counts = await pipe.execute()
-    await r.aclose()
-    found = sum(min(c, a) for c, a in zip(counts, load.acked_by_gid.values(), strict=True))
-    return found, sum(load.acked_by_gid.values())
+    counts: list[int] = []
+    try:
+        for at in range(0, len(gids), 1000):
+            pipe = r.pipeline(transaction=False)
+            for gid in gids[at : at + 1000]:
+                pipe.llen(keys.game(gid).moves)  # type: ignore[union-attr]
+            counts += await pipe.execute()
+    finally:
+        await r.aclose()
+    return counts
 
 
 async def list_length(url: str, key: str) -> int:
