@@ -251,7 +251,7 @@ async def test_long_games_come_in_pages(servers: ServerFactory) -> None:
 
 
 async def play_daily(client: Client, game: str, count: int) -> tuple[dict[str, Any], list[str]]:
-    state = await client.request({"t": "daily", "game": game})
+    state = await client.request({"t": "daily", "game": game, "confirm": True})
     assert state["t"] == "state", state
     moves: list[str] = []
     for _ in range(count):
