@@ -25,6 +25,7 @@ from server.edge.session import Session, SessionContext
 from server.metrics import Metrics
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
+from server.play.game_machine import GameRules
 from server.play.moves import Moves
 from server.play.players import Players
 from server.play.practice import Practice
@@ -53,7 +54,7 @@ class App:
         self.draining = False
         self.port = 0
         self.store = Store(config, create_redis(config, redis_url), self.instance)
-        self.cache = LiveGames(self.store, config.game_cache_size)
+        self.cache = LiveGames(self.store, config.game_cache_size, self.metrics)
         self.bus = Bus(
             create_redis(config, redis_url, decode_responses=False),
             self.store.keys.instance_channel(self.instance),
@@ -63,11 +64,26 @@ class App:
         deliver = self.hub.deliver
         self.players = Players(self.store, self.cache, self.clock)
         self.races = Races(self.store, self.cache, self.clock, config, deliver)
-        self.moves = Moves(self.store, self.cache, self.races, self.clock, self.metrics, deliver)
+        self.moves = Moves(
+            self.store,
+            self.cache,
+            self.races,
+            self.clock,
+            self.metrics,
+            deliver,
+            GameRules.of(config),
+        )
         self.bots = BotRunner(self.store, self.cache, self.moves, self.solver, self.clock, config)
         self.races.bots = self.bots
         self.practice = Practice(
-            self.store, self.cache, self.moves, self.solver, self.clock, config, deliver
+            self.store,
+            self.cache,
+            self.moves,
+            self.solver,
+            self.clock,
+            config,
+            deliver,
+            self.metrics,
         )
         self.daily: DailyService | None = None
         self._tasks: set[asyncio.Task[Any]] = set()

@@ -48,7 +48,7 @@ class Config:
     gid_max_chars: int = _L.gid_max_chars
     race_code_max_chars: int = _L.race_code_max_chars
     move_max_chars: int = _L.move_max_chars
-    max_moves_per_game: int = _L.max_moves_per_game
+    max_moves_per_game: int = _L.max_moves_per_game  # a practice game's cap too
     min_players: int = _L.min_players
     max_players: int = _L.max_players
     default_max_players: int = _L.default_max_players
@@ -68,6 +68,11 @@ class Config:
     # Process behaviour.
     event_loop: str = "uvloop"  # or "asyncio"; uvloop takes about a tenth off a move's CPU
     game_cache_size: int = 20_000  # games kept replayed in memory
+    # Games (server/play/game_machine.py): a race seat or daily attempt takes at most this
+    # many moves (and never more than max_moves_per_game); a snapshot of the position is
+    # stored every snapshot_every moves, so that no load or undo replays more than that.
+    max_ranked_moves: int = 10_000
+    snapshot_every: int = 500
     game_keys_memo_size: int = 100_000  # games whose key names are kept at hand
     race_memo_size: int = 10_000  # races whose seats (and lobbies) are kept at hand
     shutdown_grace_s: float = 5.0  # time given to in-flight requests on SIGTERM
@@ -239,6 +244,9 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
     "max_moves_per_game": ("--max-moves-per-game", "SOLITAIRE_MAX_MOVES_PER_GAME",
                            _positive(int),
                            "most moves of one game: a move's n is 0 to this (default 100000)"),
+    "max_ranked_moves": ("--max-ranked-moves", "SOLITAIRE_MAX_RANKED_MOVES", _positive(int),
+                         "most moves of a race seat or daily attempt (at most "
+                         "--max-moves-per-game, the cap of a practice game; default 10000)"),
     "max_players": ("--max-players", "SOLITAIRE_MAX_PLAYERS", _positive(int),
                     "most seats of a race, bots included (default 16)"),
     "default_max_players": ("--default-max-players", "SOLITAIRE_DEFAULT_MAX_PLAYERS",

@@ -7,7 +7,8 @@ share nothing with the server's sockets) and awaits its answer. At most
 than queueing without bound (the caller answers `unavailable`).
 
 The jobs are plain module-level functions of plain values (they cross a process
-boundary): the deal is rebuilt from its seed and moves inside the worker.
+boundary): a game is rebuilt in the worker from its deal and moves, or from a position
+(`position_of`, `game_at`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from engine.solve import next_seed, solve, solve_game, suggest
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+Position = dict[str, Any]
+"""A game's position as plain values: {"piles": {code: [card names]}, "moves": the engine's
+move count, "extra": {counter: value}} (what Game.from_piles takes)."""
 
 
 class SolverBusy(Exception):
@@ -98,6 +103,26 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="watch-parent", daemon=True).start()
 
 
+# ---------------------------------------------------------------- positions
+
+
+def position_of(game: Any) -> Position:
+    """A game's position as plain values, from which `game_at` rebuilds it exactly."""
+    return {
+        "piles": game.piles,
+        "moves": int(game.moves),
+        "extra": {name: getattr(game, name) for name, _ in game.EXTRA_STATE},
+    }
+
+
+def game_at(game_id: str, seed: int, position: Position) -> Any:
+    """The game of deal `seed` in `position` (ValueError or TypeError if it is none)."""
+    cls = engine.game_class(game_id)
+    return cls.from_piles(
+        position["piles"], moves=position["moves"], seed=seed, **position["extra"]
+    )
+
+
 # ---------------------------------------------------------------- jobs (run in a worker)
 
 
@@ -132,15 +157,25 @@ def find_daily_deal(
     }
 
 
-def hint(game_id: str, seed: int, moves: Sequence[str], budget_s: float) -> tuple[str | None, str]:
-    """(move, verdict) for the position after `moves` of deal `seed` (see engine suggest)."""
-    game = engine.replay(game_id, seed, list(moves))
-    return suggest(game, budget_s, moves_so_far=list(moves))
+def _rebuilt(game_id: str, seed: int, base: Position | None, moves: Sequence[str]) -> Any:
+    start = engine.new_game(game_id, seed) if base is None else game_at(game_id, seed, base)
+    game = start.copy()
+    for move in moves:
+        game.play(move)
+    return start, game
 
 
-def line(game_id: str, seed: int, moves: Sequence[str], budget_s: float) -> tuple[str, list[str]]:
-    """(verdict, line) from the position after `moves`: the winning line when won, else the
-    line to the best position the search saw."""
-    game = engine.replay(game_id, seed, list(moves))
-    result = solve_game(game, budget_s=budget_s)
+def hint(
+    game_id: str, seed: int, base: Position | None, moves: Sequence[str], budget_s: float
+) -> tuple[str | None, str]:
+    """(move, verdict) for the position after `moves` from `base` (None: the deal), see
+    engine suggest; the hint leads back to none of the positions those moves went through."""
+    start, game = _rebuilt(game_id, seed, base, moves)
+    return suggest(game, budget_s, moves_so_far=list(moves), start=start)
+
+
+def line(game_id: str, seed: int, position: Position, budget_s: float) -> tuple[str, list[str]]:
+    """(verdict, line) from `position`: the winning line when won, else the line to the
+    best position the search saw."""
+    result = solve_game(game_at(game_id, seed, position), budget_s=budget_s)
     return result.verdict, list(result.moves if result.verdict == "won" else result.best_line)
