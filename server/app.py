@@ -60,7 +60,12 @@ class App:
             self.store.keys.instance_channel(self.instance),
             self.hub.deliver,
         )
-        self.solver = SolverPool(config.solver_workers, config.solver_queue_max)
+        self.solver = SolverPool(
+            config.solver_workers,
+            config.solver_queue_max,
+            owner_share=config.hint_share,
+            owner_burst_s=config.hint_burst_s,
+        )
         deliver = self.hub.deliver
         self.players = Players(self.store, self.cache, self.clock)
         self.races = Races(self.store, self.cache, self.clock, config, deliver)

@@ -80,7 +80,7 @@ class Config:
 
     # Solvers (server/solver_pool.py): CPU-heavy searches run in a bounded process pool.
     solver_workers: int = 2  # processes; the event loop never runs a search
-    solver_queue_max: int = 16  # searches waiting or running at once; more get `unavailable`
+    solver_queue_max: int = 16  # hints (or bot searches) waiting or running; more: `unavailable`
     # Winnable dailies (server/daily/deals.py): candidates from the day's HMAC seed on, each
     # searched up to daily_budget_nodes positions (deterministic, so every instance would pick
     # the same deal; the first one stored wins anyway) or daily_budget_s, whichever comes first.
@@ -93,6 +93,10 @@ class Config:
     daily_lock_s: float = 30.0  # lock of the instance searching a day's deal, renewed meanwhile
     # Practice games (server/play/practice.py).
     hint_budget_s: float = 1.0
+    # One hint at a time per player, and on average at most hint_share seconds of search a
+    # second (after a first hint_burst_s seconds): a player's hints take turns with others'.
+    hint_share: float = 0.25
+    hint_burst_s: float = 10.0
     practice_ttl_s: int = 7 * 24 * 3600  # an idle practice game is forgotten after this
     # Bots (server/play/bots.py).
     bot_think_scale: float = 1.0  # multiplies every bot's think time (tests use 0.01)
@@ -269,6 +273,12 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                             "0: only when a player asks (default 1)"),
     "hint_budget_s": ("--hint-budget-s", "SOLITAIRE_HINT_BUDGET_S", _positive(float),
                       "seconds of search for one practice hint (default 1)"),
+    "hint_share": ("--hint-share", "SOLITAIRE_HINT_SHARE", _positive(float),
+                   "seconds of search a second one player's hints may use on average "
+                   "(default 0.25)"),
+    "hint_burst_s": ("--hint-burst-s", "SOLITAIRE_HINT_BURST_S", _positive(float),
+                     "seconds of search one player's hints may use before hint-share "
+                     "applies (default 10)"),
     "bot_think_scale": ("--bot-think-scale", "SOLITAIRE_BOT_THINK_SCALE", _positive(float),
                         "factor on every bot's think time; 0.01 for tests (default 1)"),
     "bot_lease_s": ("--bot-lease-s", "SOLITAIRE_BOT_LEASE_S", _positive(float),

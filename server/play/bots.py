@@ -34,7 +34,7 @@ from server.config import Config
 from server.play.cache import LiveGames
 from server.play.moves import Moves
 from server.play.players import Who
-from server.solver_pool import SolverBusy, SolverPool, position_of
+from server.solver_pool import BOTS, SolverBusy, SolverPool, position_of
 from server.store.keys import race_gid
 from server.store.locks import Lease
 from server.store.records import RaceRecord, RaceStatus
@@ -189,6 +189,7 @@ class BotRunner:
                 race.seed,
                 position_of(game),
                 self.config.bot_solve_budget_s,
+                lane=BOTS,
             )
         except SolverBusy:
             return []

@@ -8,7 +8,9 @@ unchanged. What only practice games allow:
   `resign`) and answers with the new `state`;
 - `hint {gid}` answers `hint {gid, n, move, verdict}`: the next move of a solver's winning
   line from the current position, or the first move towards the best position the search
-  found when it gives up. The solver reads the full deal on the server, in the solver pool.
+  found when it gives up. The solver reads the full deal on the server, in the solver pool,
+  where a player's hints take turns with everyone else's: one at a time per player, and no
+  more than the player's share of search time (server/solver_pool.py).
 
 Races and dailies are ranked: `undo` and `hint` on them are refused with `bad_request`.
 Nothing ranked depends on a practice game, so its `state` carries its `seed`.
@@ -32,7 +34,7 @@ from server.play.game_machine import LiveGame, dealt_fields, decide_undo
 from server.play.moves import Deliver, Moves
 from server.play.players import Who
 from server.play.race_machine import new_seed
-from server.solver_pool import SolverBusy, SolverPool, position_of
+from server.solver_pool import HINTS, OverShare, OwnerBusy, SolverBusy, SolverPool, position_of
 from server.store.events import Event, encode_events
 from server.store.keys import practice_gid
 from server.store.records import GameRecord
@@ -148,7 +150,19 @@ class Practice:
                 base,
                 list(live.tail),
                 self.config.hint_budget_s,
+                lane=HINTS,
+                owner=who.player,
             )
+        except OwnerBusy:
+            raise p.Refused(
+                p.RATE_LIMITED, "one hint at a time: the last one asked is still being searched"
+            ) from None
+        except OverShare as over:
+            raise p.Refused(
+                p.RATE_LIMITED,
+                f"your hints have used their share of the solver; ask again in "
+                f"{over.retry_after_s:.0f} s",
+            ) from None
         except SolverBusy:
             raise p.Refused(p.UNAVAILABLE, "the solver is busy; ask again shortly") from None
         log.debug("practice game %s: hint at move %d: %s (%s)", rec.gid, n, move, verdict)
