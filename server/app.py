@@ -69,6 +69,7 @@ class App:
             config.solver_queue_max,
             owner_share=config.hint_share,
             owner_burst_s=config.hint_burst_s,
+            owners_remembered=config.solver_owners_remembered,
         )
         deliver = self.hub.deliver
         names = Names(self.store, self.clock, self.metrics)

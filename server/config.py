@@ -97,6 +97,11 @@ class Config:
     # stored every snapshot_every moves, so that no load or undo replays more than that.
     max_ranked_moves: int = 10_000
     snapshot_every: int = 500
+    # A load whose snapshots cannot serve (server/play/cache.py) reads the move list this
+    # many entries at a time, and replays more than game_load_loop_replay_max moves in a
+    # worker thread rather than in the event loop.
+    game_load_chunk_moves: int = 10_000
+    game_load_loop_replay_max: int = 2_000
     game_keys_memo_size: int = 100_000  # games whose key names are kept at hand
     race_memo_size: int = 10_000  # races whose seats (and lobbies) are kept at hand
     shutdown_grace_s: float = 5.0  # time given to in-flight requests on SIGTERM
@@ -105,6 +110,7 @@ class Config:
     # Solvers (server/solver_pool.py): CPU-heavy searches run in a bounded process pool.
     solver_workers: int = 2  # processes; the event loop never runs a search
     solver_queue_max: int = 16  # hints (or bot searches) waiting or running; more: `unavailable`
+    solver_owners_remembered: int = 10_000  # players whose hint share and turn are kept
     # Winnable dailies (server/daily/deals.py): candidates from the day's HMAC seed on, each
     # searched up to daily_budget_nodes positions (deterministic, so every instance would pick
     # the same deal; the first one stored wins anyway) or daily_budget_s, whichever comes first.

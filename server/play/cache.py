@@ -34,8 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-CHUNK = 10_000  # move list entries read at a time when reading far back
-LOOP_REPLAY_MAX = 2_000  # longer replays run in a worker thread
 ATTEMPTS = 3  # reads far back that may find the game changed before giving up
 
 
@@ -197,7 +195,7 @@ class _Load:
                 return self._skip(at, str(exc))
         else:
             start = snapshots.deal(record)
-        off_loop = len(moves) > LOOP_REPLAY_MAX
+        off_loop = len(moves) > self.store.config.game_load_loop_replay_max
         play = functools.partial(
             snapshots.replay, record, start, at, moves, every, keep_last=self.keep_last,
             snapshots=True,
@@ -272,11 +270,11 @@ class _Load:
     async def _read(self, start: int) -> list[str] | None:
         """The game's moves from entry `start` to its end, as its record has them; None if
         the game is no longer at that version."""
-        record = self.record
+        record, step = self.record, self.store.config.game_load_chunk_moves
         out: list[str] = []
         while start + len(out) < record.n:
             at = start + len(out)
-            chunk = await self.store.load_moves(record.gid, at, min(at + CHUNK, record.n) - 1)
+            chunk = await self.store.load_moves(record.gid, at, min(at + step, record.n) - 1)
             if chunk is None or (chunk.record.ver, chunk.record.n) != (record.ver, record.n):
                 return None
             if not chunk.moves:
