@@ -67,6 +67,19 @@ async def script_stats(redis: aioredis.Redis) -> tuple[int, int]:
     return int(stats.get("calls", 0)), int(stats.get("usec", 0))
 
 
+async def stop_and_drop(server: subprocess.Popen[bytes], redis: aioredis.Redis, ns: str) -> None:
+    """Stop the bench's server and drop every key of its namespace (bench/replays.py too)."""
+    server.terminate()
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    keys = [k async for k in redis.scan_iter(match=f"{{{ns}:*", count=1000)]
+    for i in range(0, len(keys), 500):
+        await redis.delete(*keys[i : i + 500])
+    await redis.aclose()
+
+
 async def wait_http(port: int, deadline_s: float = 30.0) -> None:
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
@@ -204,15 +217,7 @@ async def bench(args: argparse.Namespace, redis_url: str) -> None:
         for c in clients:
             await c.ws.close()  # type: ignore[attr-defined]
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        keys = [k async for k in redis.scan_iter(match=f"{{{ns}:*", count=1000)]
-        for i in range(0, len(keys), 500):
-            await redis.delete(*keys[i : i + 500])
-        await redis.aclose()
+        await stop_and_drop(server, redis, ns)
 
 
 def main() -> None:

@@ -47,6 +47,9 @@ sys.path.insert(0, str(ROOT))
 import engine  # noqa: E402
 from server.store.embedded import EmbeddedRedis, free_port  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from leaderboard import stop_and_drop, wait_http  # noqa: E402
+
 
 class Client:
     def __init__(self, ws: object) -> None:
@@ -71,17 +74,6 @@ class Client:
         c = cls(ws)
         c.player = (await c.ask({"t": "hello", "v": 1, "name": name}))["player"]
         return c
-
-
-async def wait_http(port: int, deadline_s: float = 30.0) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        with contextlib.suppress(OSError):
-            status, _ = await http_get(port, "/healthz")
-            if status == 200:
-                return
-        await asyncio.sleep(0.1)
-    raise RuntimeError("the server did not become healthy")
 
 
 async def http_get(port: int, path: str) -> tuple[int, int]:
@@ -262,15 +254,7 @@ async def bench(args: argparse.Namespace, redis_url: str) -> None:
         for c in players + watchers:
             await c.ws.close()  # type: ignore[attr-defined]
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        keys = [k async for k in redis.scan_iter(match=f"{{{ns}:*", count=1000)]
-        for i in range(0, len(keys), 500):
-            await redis.delete(*keys[i : i + 500])
-        await redis.aclose()
+        await stop_and_drop(server, redis, ns)
 
 
 def main() -> None:
