@@ -125,7 +125,7 @@ def short_line(seed: int) -> list[str]:
 
 async def finished_race(port: int, game: str, seed: int, moves: list[str]) -> str:
     """A race of one seat, played and closed: its gid."""
-    c = await Client.open(port, "replayed")
+    c = await Client.open(port, f"replayed-{game}-{seed}")  # names are unique
     code = (await c.ask({"t": "create", "game": game, "seed": seed}))["race"]
     await c.ask({"t": "start", "race": code})
     gid = f"r.{code}.{c.player}"
@@ -203,7 +203,11 @@ async def bench(args: argparse.Namespace, redis_url: str) -> None:
         server = subprocess.Popen(
             [sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
              "--namespace", ns, "--rate", "1000000", "--burst", "1000000",
-             "--daily-prepare-ahead", "0", "--log-level", "WARNING"],
+             "--daily-prepare-ahead", "0", "--log-level", "WARNING",
+             # The long game replayed is a race seat of more moves than ranked games may have.
+             "--max-ranked-moves", "100000",
+             # Every player and viewer is a new player from this one address.
+             "--max-new-players-per-address-per-hour", "0"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     redis = aioredis.from_url(redis_url)
