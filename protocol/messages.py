@@ -36,12 +36,13 @@ OUT_OF_ORDER = "out_of_order"
 ALREADY_PLAYED = "already_played"
 NAME_TAKEN = "name_taken"
 RATE_LIMITED = "rate_limited"
+NOT_OVER = "not_over"
 UNAVAILABLE = "unavailable"
 INTERNAL = "internal"
 ERROR_CODES = (
     BAD_REQUEST, UNSUPPORTED_VERSION, AUTH_FAILED, NOT_FOUND, RACE_FULL, RACE_STARTED,
-    NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, NAME_TAKEN, RATE_LIMITED, UNAVAILABLE,
-    INTERNAL,
+    NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, NAME_TAKEN, RATE_LIMITED, NOT_OVER,
+    UNAVAILABLE, INTERNAL,
 )  # fmt: skip
 
 
@@ -143,6 +144,13 @@ class StartRace(Request, tag="start"):
     race: RaceCode
 
 
+class Rematch(Request, tag="rematch"):
+    """A seated player asks for a new race like the finished race `race` (server/play/
+    races.py): once per race; whoever asks after the first is seated in the same one."""
+
+    race: RaceCode
+
+
 class Move(Request, tag="move"):
     gid: Gid
     n: MoveCount
@@ -203,7 +211,7 @@ class Hint(Request, tag="hint"):
 # here too (their handlers are registered in server/play/handlers.py).
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
-    Practice, Undo, Hint,
+    Practice, Undo, Hint, Rematch,
 )  # fmt: skip
 
 
@@ -301,6 +309,16 @@ class Result(Message, tag="result"):
     standings: list[Standing]
 
 
+class RematchOffer(Message, tag="rematch"):
+    """Event to every seat of finished race `race`: `player` (`name`) asked for a rematch,
+    race `next`, which they may `join`."""
+
+    race: str
+    next: str
+    player: str
+    name: str
+
+
 class HintReply(Message, tag="hint"):
     gid: str
     n: int  # the move count of the position the hint is for
@@ -383,7 +401,7 @@ class Error(Message, tag="error"):
 # Every message type the server sends, as a client decodes them (protocol/decoding.py).
 MESSAGE_TYPES: tuple[type[Message], ...] = (
     State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, DailyStatus,
-    LeaderboardReply, StatsReply, Error,
+    LeaderboardReply, StatsReply, RematchOffer, Error,
 )  # fmt: skip
 
 
