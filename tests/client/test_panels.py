@@ -6,7 +6,7 @@ import msgspec
 
 from client_cli.panels import leaderboard_lines, plain_text, result_lines
 from client_cli.theme import Theme
-from protocol import LeaderboardReply, Result
+from protocol import LeaderboardReply, RematchOffer, Result
 
 PLAIN = Theme(unicode=True, colour=False)
 
@@ -27,8 +27,23 @@ def test_race_standings_with_the_seed() -> None:
         " 1  ann           won         52    91    5:01",
         " 2  bo            resigned    17    40    1:05",
         "",
-        "Press Enter to leave.",
+        "Press Enter to leave, r for a rematch.",
     ])  # fmt: skip
+    # Someone who was not in the race may look, not ask for a rematch.
+    assert plain_text(result_lines(result, "carol", PLAIN)[-1:]) == "Press Enter to leave."
+    # ann asked: the keys say where r goes; the summary left on the terminal has no keys.
+    offer = RematchOffer(race="7K3M2P", next="QX9ABC7K3M2P", player="a", name="ann")
+    assert plain_text(result_lines(result, "b", PLAIN, offer=offer)[-3:]) == "\n".join([
+        "",
+        "ann asks for a rematch:",
+        "press r to join race QX9ABC7K3M2P, Enter to leave.",
+    ])  # fmt: skip
+    assert plain_text(result_lines(result, "a", PLAIN, offer=offer)[-2:-1]) == (
+        "You asked for a rematch:"
+    )
+    assert plain_text(result_lines(result, "b", PLAIN, offer=offer, keys=False)[-1:]) == (
+        " 2  bo            resigned    17    40    1:05"
+    )
 
 
 def test_daily_board_around_me_and_all_time_board() -> None:
