@@ -6,8 +6,9 @@ Starts a server (embedded store in a temporary directory), and for each game a
 two-player race on deal 1 in an 80x24 tmux pane; plays a few moves chosen with
 the engine, then saves `tmux capture-pane` text as docs/boards/<game>.txt. Also
 saves the lobby (lobby.txt) and, after winning Quatorze deal 1, the wait for the
-other player (race-waiting.txt) and, once they resign, the standings
-(race-result.txt).
+other player (race-waiting.txt), once they resign, the standings
+(race-result.txt), and once bob presses r, his rematch offered on alice's
+standings (rematch.txt).
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ class Pane:
             self.tmux("send-keys", "-t", self.name, "-l", text)
         self.tmux("send-keys", "-t", self.name, "Enter")
 
+    def key(self, key: str) -> None:
+        self.tmux("send-keys", "-t", self.name, key)
+
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.name)
 
@@ -130,6 +134,10 @@ def main() -> None:
                     bob.enter("y")
                     result = alice.wait(f"Race {code} is over")
                     (OUT / "race-result.txt").write_text(result.rstrip() + "\n")
+                    bob.wait(f"Race {code} is over")
+                    bob.key("r")  # one key: bob asks for a rematch
+                    offered = alice.wait("bob asks for a rematch: press r")
+                    (OUT / "rematch.txt").write_text(offered.rstrip() + "\n")
         finally:
             subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True)
             server.stop()
