@@ -1,4 +1,4 @@
-"""The race requests (create, join, start) and the closing of races, over the store.
+"""The race requests (create, join, start, rematch) and the closing of races, over the store.
 
 Each request loads the race, asks the race machine (server/play/race_machine.py) for a
 transition, has the store make its writes (checked against the version the machine

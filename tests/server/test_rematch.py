@@ -165,7 +165,7 @@ async def test_refusals_change_nothing(
         code = created["race"]
         await bob.request({"t": "join", "race": code})
 
-        async def refused(who: Client, race: str, code_: str) -> None:
+        async def refused(who: Client, race: Any, code_: str) -> None:
             before = await races_stored(redis_url, redis_namespace)
             reply = await who.request({"t": "rematch", "race": race})
             assert reply["t"] == "error" and reply["code"] == code_, reply
@@ -184,7 +184,7 @@ async def test_refusals_change_nothing(
         for wrong in ("ZZZZZZZZZZZZ", code[:6], "2026-03-01", "not a code"):
             await refused(ann, wrong, "not_found")
         # Longer than any race code: a daily's game id, say.
-        for wrong in ("Z" * 17, f"d.2026-03-01.quatorze.{ann.player}"):
+        for wrong in ("Z" * 17, f"d.2026-03-01.quatorze.{ann.player}", 123456, None):
             await refused(ann, wrong, "bad_request")
         meta = await race_meta(redis_url, redis_namespace, code)
         assert "rematch" not in meta and meta["ver"] == ver
