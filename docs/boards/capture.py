@@ -7,10 +7,11 @@ two-player race on deal 1 in an 80x24 tmux pane; plays a few moves chosen with
 the engine, then saves `tmux capture-pane` text as docs/boards/<game>.txt. Also
 saves the lobby (lobby.txt) and, after winning Quatorze deal 1, the wait for the
 other player (race-waiting.txt), once they resign, the standings
-(race-result.txt), and that race played back by `solitaire replay` (replay.txt);
-then a daily attempt's end with its share text (daily-share.txt). WHAT names the
-captures to make (a game, or daily-share; quatorze makes the race and replay
-ones); none: all of them.
+(race-result.txt), once bob presses r, his rematch offered on alice's standings
+(rematch.txt), and that race played back by `solitaire replay` (replay.txt); then a
+daily attempt's end with its share text (daily-share.txt). WHAT names the captures to
+make (a game, or daily-share; quatorze makes the race, rematch and replay ones); none:
+all of them.
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ class Pane:
         if text:
             self.tmux("send-keys", "-t", self.name, "-l", text)
         self.tmux("send-keys", "-t", self.name, "Enter")
+
+    def key(self, key: str) -> None:
+        self.tmux("send-keys", "-t", self.name, key)
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.name)
@@ -185,6 +189,10 @@ def main(what: list[str]) -> None:
                     bob.enter("y")
                     result = alice.wait(f"Race {code} is over")
                     (OUT / "race-result.txt").write_text(result.rstrip() + "\n")
+                    bob.wait(f"Race {code} is over")
+                    bob.key("r")  # one key: bob asks for a rematch
+                    offered = alice.wait("bob asks for a rematch: press r")
+                    (OUT / "rematch.txt").write_text(offered.rstrip() + "\n")
                     replay(server, sock, tmp, code)
         finally:
             subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True)

@@ -6,7 +6,7 @@ import msgspec
 
 from client_cli.panels import leaderboard_lines, plain_text, result_lines
 from client_cli.theme import Theme
-from protocol import LeaderboardReply, Result
+from protocol import LeaderboardReply, RematchOffer, Result
 
 PLAIN = Theme(unicode=True, colour=False)
 
@@ -29,7 +29,7 @@ def test_race_standings_with_the_seed() -> None:
         "",
         "Replays: solitaire replay 7K3M2P:2 (lines 1-2)",
         "",
-        "Press Enter to leave.",
+        "Press Enter to leave, r for a rematch.",
     ])  # fmt: skip
     # Knowing the server's address, the result links one's own seat's replay page too (a
     # seat not in the standings, a spectator's, gets the winner's).
@@ -38,6 +38,29 @@ def test_race_standings_with_the_seed() -> None:
         "Replays: solitaire replay 7K3M2P:1 (lines 1-2)",
         "http://game.example:8765/replay/7K3M2P:1",
     ]
+    # Someone who was not in the race may look, not ask for a rematch.
+    assert lines.splitlines()[-1] == "Press Enter to leave."
+    # ann asked: the keys say where r goes; the summary left on the terminal has the
+    # replay lines and no keys.
+    offer = RematchOffer(race="7K3M2P", next="QX9ABC7K3M2P", player="a", name="ann")
+    web = "http://game.example:8765"
+    assert plain_text(result_lines(result, "b", PLAIN, web=web, offer=offer)[-5:]) == "\n".join([
+        "Replays: solitaire replay 7K3M2P:2 (lines 1-2)",
+        "http://game.example:8765/replay/7K3M2P:2",
+        "",
+        "ann asks for a rematch:",
+        "press r to join race QX9ABC7K3M2P, Enter to leave.",
+    ])  # fmt: skip
+    assert plain_text(result_lines(result, "a", PLAIN, offer=offer)[-2:-1]) == (
+        "You asked for a rematch:"
+    )
+    summary = result_lines(result, "b", PLAIN, web=web, offer=offer, keys=False)
+    assert plain_text(summary[-4:]) == "\n".join([
+        " 2  bo            resigned    17    40    1:05",
+        "",
+        "Replays: solitaire replay 7K3M2P:2 (lines 1-2)",
+        "http://game.example:8765/replay/7K3M2P:2",
+    ])  # fmt: skip
 
 
 def test_daily_board_around_me_and_all_time_board() -> None:
