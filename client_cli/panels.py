@@ -207,14 +207,16 @@ def result_lines(
 
 
 def replay_lines(result: Result, me: str, theme: Theme, web: str = "") -> list[list[Fragment]]:
-    """How to replay the race's seats: `solitaire replay CODE:LINE`, and the web page."""
+    """How to replay the race's seats: `solitaire replay CODE:LINE`, and the web page.
+    The command has a line of its own: with a 12-character code it would not fit in the
+    panel's width after its label."""
     lines = [s.player for s in result.standings]
     mine = f"{result.race}:{lines.index(me) + 1 if me in lines else 1}"
     label = theme.style("class:label")
     out: list[list[Fragment]] = [
-        [(label, "Replays: "), ("", f"solitaire replay {mine}"),
-         (label, f" (lines 1-{len(lines)})")],
-    ]  # fmt: skip
+        [(label, f"Replays (lines 1-{len(lines)}):")],
+        [("", f"solitaire replay {mine}")],
+    ]
     if web:
         out.append([("", f"{web}/replay/{mine}")])
     return out
