@@ -65,12 +65,17 @@ def test_one_key_asks_for_a_rematch_and_one_key_joins_it(
         resign(player)
     for player in (alice, bob):
         player.wait_for(rf"Race {new} is over")
-    # The standings of the rematch, with a seed of its own.
-    seed = re.search(r"Seed (\d+)", alice.screen())
+    # The standings of the rematch, with a seed of its own, and its replays' web page (the
+    # rematch keeps the server's address).
+    screen = alice.wait_for(rf"{re.escape(server.http_url)}/replay/{new}:\d").string
+    seed = re.search(r"Seed (\d+)", screen)
     assert seed is not None and seed.group(1) != str(QUATORZE_SEED)
+    assert f"solitaire replay {new}:" in screen
     alice.enter()
     after = alice.wait_for(r"\[exited 0\]").string
     assert f"Race {new} is over" in after
+    # Left on the terminal: the standings and their replay lines, not the keys.
+    assert f"solitaire replay {new}:" in after and "Press Enter" not in after
 
 
 @pytest.fixture
