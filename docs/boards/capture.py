@@ -106,6 +106,8 @@ def daily_share(server: ServerProcess, sock: Path, tmp: str) -> None:
     env = f"env XDG_CONFIG_HOME={tmp}/c LANG=C.UTF-8 TERM=xterm-256color"
     args = f"--server {server.ws_url} --name carol daily quatorze"
     carol = Pane(sock, "daily", f"{env} {BIN}/solitaire {args}")
+    carol.wait("Deal it now? [y/N]")  # a daily is dealt only once confirmed
+    carol.enter("y")
     carol.wait("Moves  0")
     config = tomllib.loads((Path(tmp) / "c" / "solitaire-race" / "config.toml").read_text())
     token = config["tokens"][server.ws_url]
@@ -113,7 +115,8 @@ def daily_share(server: ServerProcess, sock: Path, tmp: str) -> None:
     async def peek() -> dict:
         async with Client.connect(server.ws_url) as client:
             await client.hello("carol", token=token)
-            return await client.request({"t": "daily", "game": "quatorze"})
+            # Confirmed: the attempt's state (already dealt, so resumed, not dealt again).
+            return await client.request({"t": "daily", "game": "quatorze", "confirm": True})
 
     for n in range(1, 7):
         state = asyncio.run(peek())
