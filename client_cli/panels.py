@@ -11,7 +11,7 @@ from client_cli.boards.canvas import Canvas, Fragment
 from client_cli.moves import game_moves
 from client_cli.session import GameSession, clock
 from client_cli.theme import Theme
-from protocol import Entry, LeaderboardReply, Result
+from protocol import Entry, LeaderboardReply, RematchOffer, Result
 
 SIDE_WIDTH = 28
 MAIN_WIDTH = 50
@@ -154,20 +154,32 @@ TIME_UP = "Time's up: the race ended before your game did."
 
 
 def result_panel(
-    result: Result, me: str, theme: Theme, time_up: bool = False, web: str = ""
+    result: Result,
+    me: str,
+    theme: Theme,
+    time_up: bool = False,
+    web: str = "",
+    offer: RematchOffer | None = None,
 ) -> Canvas:
     canvas = Canvas(MAIN_WIDTH)
-    for y, line in enumerate(result_lines(result, me, theme, time_up, web)):
+    for y, line in enumerate(result_lines(result, me, theme, time_up, web, offer)):
         canvas.put_fragments(0, y, line)
     return canvas
 
 
 def result_lines(
-    result: Result, me: str, theme: Theme, time_up: bool = False, web: str = ""
+    result: Result,
+    me: str,
+    theme: Theme,
+    time_up: bool = False,
+    web: str = "",
+    offer: RematchOffer | None = None,
+    keys: bool = True,
 ) -> list[list[Fragment]]:
     """The standings; `time_up`: the time limit closed the race while one's game was open;
     then how to replay any seat (one's own line as the example), and its web page (`web`:
-    the server's HTTP address, if known)."""
+    the server's HTTP address, if known); `offer`: a rematch one may join; `keys`: what
+    the keys do, for the screen."""
     strong, label = theme.style("class:title"), theme.style("class:label")
     lines: list[list[Fragment]] = [
         [(strong, f"Race {result.race} is over: {game_title(result.game)}")],
@@ -188,22 +200,36 @@ def result_lines(
         )
         lines.append([(style, text)])
     lines += [[], *replay_lines(result, me, theme, web)]
-    lines += [[], [(theme.style("class:status"), "Press Enter to leave.")]]
+    if keys:
+        status = theme.style("class:status")
+        lines += [[], *[[(status, text)] for text in result_keys(result, me, offer)]]
     return lines
 
 
 def replay_lines(result: Result, me: str, theme: Theme, web: str = "") -> list[list[Fragment]]:
-    """How to replay the race's seats: `solitaire replay CODE:LINE`, and the web page."""
+    """How to replay the race's seats: `solitaire replay CODE:LINE`, and the web page.
+    The command has a line of its own: with a 12-character code it would not fit in the
+    panel's width after its label."""
     lines = [s.player for s in result.standings]
     mine = f"{result.race}:{lines.index(me) + 1 if me in lines else 1}"
     label = theme.style("class:label")
     out: list[list[Fragment]] = [
-        [(label, "Replays: "), ("", f"solitaire replay {mine}"),
-         (label, f" (lines 1-{len(lines)})")],
-    ]  # fmt: skip
+        [(label, f"Replays (lines 1-{len(lines)}):")],
+        [("", f"solitaire replay {mine}")],
+    ]
     if web:
         out.append([("", f"{web}/replay/{mine}")])
     return out
+
+
+def result_keys(result: Result, me: str, offer: RematchOffer | None) -> list[str]:
+    """Under the standings: what Enter and r do (r only for the race's players)."""
+    if offer is not None:
+        asked = "You asked" if offer.player == me else f"{offer.name[:NAME_WIDTH]} asks"
+        return [f"{asked} for a rematch:", f"press r to join race {offer.next}, Enter to leave."]
+    if any(s.player == me for s in result.standings):
+        return ["Press Enter to leave, r for a rematch."]
+    return ["Press Enter to leave."]
 
 
 def leaderboard_lines(

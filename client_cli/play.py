@@ -1,9 +1,9 @@
 """Playing one game against the server: the loop shared by the play screen and `--plain`.
 
 `Play` owns the connection's event stream and the player's input. Input lines
-(moves, short forms, `start`, `resign`, `quit`) are handled one at a time, in
-the order typed, so moves go out strictly one after another, each with the `n`
-of the state it was made on. The front end (screen or plain) is a `Listener`:
+(moves, short forms, `start`, `resign`, `quit`, and `rematch` once a race is over) are
+handled one at a time, in the order typed, so moves go out strictly one after another,
+each with the `n` of the state it was made on. The front end (screen or plain) is a `Listener`:
 it is told when something changed and sees every server message.
 """
 
@@ -27,6 +27,7 @@ QUIT_WORDS = ("quit", "q", "exit")
 UNDO_WORDS = ("undo", "u")
 HINT_WORDS = ("hint", "i")
 YES_WORDS = ("y", "yes", "resign")
+REMATCH_WORDS = ("r", "rematch")
 RANKED_ONLY = (
     "{word} works only in practice games (solitaire practice GAME): "
     "races and dailies are ranked, so there is no undo or hint."
@@ -136,13 +137,15 @@ class Play:
         if self.session.phase != "playing":
             self.resign_pending = False  # the game ended meanwhile: nothing left to ask
         if not had_result and self.session.phase == "result":
+            keys = self._result_keys()
             if not self.session.time_up:
-                self.session.say("Every player has finished: the standings. Enter leaves.")
+                self.session.say(f"Every player has finished: the standings. {keys}")
             elif self.session.limit_ms() is not None:
-                self.session.say("Time's up: the race's time limit ended it. Enter leaves.")
+                self.session.say(f"Time's up: the race's time limit ended it. {keys}")
             else:
-                self.session.say("Time's up: the race reached its longest allowed time. "
-                                 "Enter leaves.")  # fmt: skip
+                self.session.say(f"Time's up: the race reached its longest allowed time. {keys}")
+        if isinstance(message, p.RematchOffer) and self.session.rematch_offer is message:
+            self.session.say(self._offer_text(message))
         if not was_finished and self.session.phase == "finished":
             if self.session.kind == "daily":
                 self._tasks.append(asyncio.create_task(self._daily_over(), name="daily-over"))
@@ -155,6 +158,16 @@ class Play:
             self.started.set()
         if self.session.phase in ("result", "done"):
             self.over.set()
+
+    def _result_keys(self) -> str:
+        if self.session.in_result():
+            return "Enter leaves; r asks for a rematch."
+        return "Enter leaves."
+
+    def _offer_text(self, offer: p.RematchOffer) -> str:
+        if offer.player == self.session.me:
+            return f"You asked for a rematch: press r to go to race {offer.next}."
+        return f"{offer.name} asks for a rematch: press r to join race {offer.next}."
 
     def _race_waiting(self) -> str:
         until = "every player has finished"
@@ -257,6 +270,10 @@ class Play:
         if session.phase in ("result", "done"):
             if word == "":
                 self.leave.set()
+            elif word in REMATCH_WORDS and session.kind == "race":
+                await self._rematch()
+            elif session.in_result():
+                self.tell(f"The race is over. {self._result_keys()}")
             return
         if session.kind == "race" and session.state is None:
             if word in ("", "s", "start") and session.phase in ("lobby", "connecting"):
@@ -333,6 +350,38 @@ class Play:
         assert session.race is not None
         if await self._send(p.StartRace(race=session.race)):
             session.say("The race is on!")
+
+    async def _rematch(self) -> None:
+        """Join the rematch a player offered, or ask for one (the server seats whoever asks
+        after the first in the same race); on success the screen goes to its lobby."""
+        session = self.session
+        if not session.in_result() or session.race is None:
+            self.tell("Only the race's players can ask for a rematch.", error=True)
+            return
+        offer = session.rematch_offer
+        request: p.Request = p.Join(race=offer.next) if offer else p.Rematch(race=session.race)
+        try:
+            reply = await self.conn.request(request)
+        except ServerError as exc:
+            self.tell(f"No rematch: {exc.msg} ({exc.code})", error=True)
+            error = {"t": "error", "code": exc.code, "msg": exc.msg, "request": as_plain(request)}
+            self.listener.message(error)
+            return
+        if not isinstance(reply, p.Created | p.Lobby):
+            self.tell(f"No rematch: the server answered with {as_plain(reply)}", error=True)
+            return
+        # Before the reply is taken in: the new race's events come right after it.
+        session.next_race(reply.race)
+        self.over.clear()
+        self.started.clear()
+        if isinstance(reply, p.Created):
+            session.seats[session.me] = Seat(session.me, session.my_name, moves=0)
+            session.host = session.me
+        self.take(reply, reply=True)
+        if isinstance(reply, p.Created):
+            session.say(f"Rematch: race {reply.race}. Press Enter to start it once all are in.")
+        else:
+            session.say(f"You are in the rematch, race {reply.race}.")
 
     async def _send(self, request: p.Request) -> bool:
         """Send a request and take in its reply; on an error show the server's reason."""

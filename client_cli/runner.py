@@ -203,12 +203,19 @@ async def _screen_loop(play: Play, screen: Any) -> None:
 
 async def _plain_loop(play: Play) -> None:
     lines = _stdin_lines()
-    over = asyncio.create_task(play.over.wait())
+    # A daily's rank ends the session; a race's result does not, so that a script may
+    # ask for (or join) a rematch: it ends with the input, an empty line or `quit`.
+    ends_when_over = play.session.kind != "race"
     leave = asyncio.create_task(play.leave.wait())
+    over: asyncio.Task[bool] | None = None
     try:
         while True:
             nxt = asyncio.create_task(lines.get())
-            await asyncio.wait({nxt, over, leave}, return_when=asyncio.FIRST_COMPLETED)
+            over = asyncio.create_task(play.over.wait()) if ends_when_over else None
+            waits = {nxt, leave} | ({over} if over else set())
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            if over is not None:
+                over.cancel()
             if not nxt.done():
                 nxt.cancel()
                 return
@@ -219,9 +226,11 @@ async def _plain_loop(play: Play) -> None:
             await play.idle()
         # End of input: a finished game still waits for its race's result or its rank.
         if play.session.phase in ("finished", "result", "done") and play.session.kind != "practice":
+            over = asyncio.create_task(play.over.wait())
             await asyncio.wait({over, leave}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        over.cancel()
+        if over is not None:
+            over.cancel()
         leave.cancel()
 
 
@@ -275,8 +284,8 @@ def summary(session: GameSession, theme: Theme) -> str:
     """What stays on the terminal after the play screen closes."""
     plain = Theme(unicode=theme.unicode, colour=False)
     if session.result is not None:
-        lines = result_lines(session.result, session.me, plain, session.time_up, session.web)
-        return plain_text(lines[:-2])
+        result, me, web = session.result, session.me, session.web
+        return plain_text(result_lines(result, me, plain, session.time_up, web, keys=False))
     if session.leaderboard is not None:
         board = plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
         share = daily_share(session, theme.unicode)

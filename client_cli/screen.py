@@ -17,7 +17,7 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
-from prompt_toolkit.filters import has_completions
+from prompt_toolkit.filters import Condition, has_completions
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.key_binding.bindings.completion import generate_completions
@@ -117,6 +117,12 @@ class PlayScreen:
         def _cancel(event: KeyPressEvent) -> None:
             event.current_buffer.cancel_completion()
 
+        # One key on the standings: ask for a rematch, or join the one a player offered.
+        @keys.add("r", filter=Condition(self._rematch_key))
+        @keys.add("R", filter=Condition(self._rematch_key))
+        def _rematch(event: KeyPressEvent) -> None:
+            self.play.submit("rematch")
+
         title = Window(FormattedTextControl(self._title), height=1, style="reverse")
         board = Window(FormattedTextControl(self._main), width=MAIN_WIDTH + 1)
         side = Window(FormattedTextControl(self._side), width=SIDE_WIDTH)
@@ -156,6 +162,10 @@ class PlayScreen:
             color_depth=None if self.theme.colour else ColorDepth.DEPTH_1_BIT,
         )
 
+    def _rematch_key(self) -> bool:
+        s = self.session
+        return s.phase == "result" and s.in_result() and not self.input.text
+
     def _accept(self, buffer: Buffer) -> bool:
         text = buffer.text
         self.play.submit(text)
@@ -173,7 +183,8 @@ class PlayScreen:
     def _main(self) -> StyleAndTextTuples:
         s = self.session
         if s.phase == "result" and s.result is not None:
-            canvas = result_panel(s.result, s.me, self.theme, s.time_up, s.web)
+            offer = s.rematch_offer
+            canvas = result_panel(s.result, s.me, self.theme, s.time_up, s.web, offer)
         elif s.phase == "done" and s.leaderboard is not None:
             canvas = leaderboard_panel(s.leaderboard, s.me, self.theme)
         elif s.phase == "lobby":
@@ -206,6 +217,8 @@ class PlayScreen:
             return [("", "resign? y/n> ")]
         if s.phase == "lobby":
             return [("", "lobby> ")]
+        if s.phase == "result" and s.in_result():
+            return [("", "Enter leaves, r rematch> ")]
         if s.phase in ("result", "done"):
             return [("", "Enter to leave> ")]
         if s.phase == "finished":

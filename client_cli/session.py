@@ -9,11 +9,26 @@ messages; the clock alone runs locally between two states.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from client_cli.messages import Event, Welcomed
 from client_cli.moves import legal_moves
-from protocol import Created, LeaderboardReply, Lobby, Progress, Result, Start, State
+from protocol import (
+    Created,
+    LeaderboardReply,
+    Lobby,
+    Progress,
+    RematchOffer,
+    Result,
+    Start,
+    State,
+)
+
+# What a rematch keeps of the race before it: who one is, the game, its time limit (a
+# rematch has the same), and the connection's news and server address.
+KEPT_BY_A_REMATCH = (
+    "kind", "game", "me", "my_name", "time_limit_s", "status", "status_fades", "web",
+)  # fmt: skip
 
 
 @dataclass
@@ -55,6 +70,8 @@ class GameSession:
     time_up: bool = False
     result: Result | None = None
     leaderboard: LeaderboardReply | None = None
+    # A player of the finished race asked for a rematch: the race to join.
+    rematch_offer: RematchOffer | None = None
     notice: str = ""
     notice_is_error: bool = False
     status: str = ""
@@ -122,10 +139,27 @@ class GameSession:
             self.time_up = own is not None and not own.finished and self.phase == "playing"
             self.phase = "result"
             return True
+        if isinstance(message, RematchOffer) and self.kind == "race":
+            if message.race != self.race or message == self.rematch_offer:
+                return False
+            self.rematch_offer = message
+            return True
         if isinstance(message, LeaderboardReply):
             self.leaderboard = message
             return True
         return False
+
+    def next_race(self, code: str) -> None:
+        """On to race `code`, a rematch of this one: everything about the race before goes."""
+        fresh = GameSession(kind=self.kind, game=self.game)
+        for f in fields(self):
+            if f.name not in KEPT_BY_A_REMATCH:
+                setattr(self, f.name, getattr(fresh, f.name))
+        self.race = code
+
+    def in_result(self) -> bool:
+        """One had a seat in the finished race (only its players may ask for a rematch)."""
+        return self.result is not None and any(s.player == self.me for s in self.result.standings)
 
     def _is_my_race(self, race: str) -> bool:
         return self.kind == "race" and (self.race is None or race == self.race)

@@ -145,6 +145,13 @@ class StartRace(Request, tag="start"):
     race: RaceCode
 
 
+class Rematch(Request, tag="rematch"):
+    """A seated player asks for a new race like the finished race `race` (server/play/
+    races.py): once per race; whoever asks after the first is seated in the same one."""
+
+    race: RaceCode
+
+
 class Move(Request, tag="move"):
     gid: Gid
     n: MoveCount
@@ -225,7 +232,7 @@ class Replay(Request, tag="replay"):
 # here too (their handlers are registered in server/play/handlers.py).
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
-    Practice, Undo, Hint, Replay,
+    Practice, Undo, Hint, Replay, Rematch,
 )  # fmt: skip
 
 
@@ -321,6 +328,16 @@ class Result(Message, tag="result"):
     game: str
     seed: int
     standings: list[Standing]
+
+
+class RematchOffer(Message, tag="rematch"):
+    """Event to every seat of finished race `race`: `player` (`name`) asked for a rematch,
+    race `next`, which they may `join`."""
+
+    race: str
+    next: str
+    player: str
+    name: str
 
 
 class HintReply(Message, tag="hint"):
@@ -440,7 +457,7 @@ class Error(Message, tag="error"):
 # Every message type the server sends, as a client decodes them (protocol/decoding.py).
 MESSAGE_TYPES: tuple[type[Message], ...] = (
     State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, DailyStatus,
-    LeaderboardReply, StatsReply, ReplayReply, Error,
+    LeaderboardReply, StatsReply, ReplayReply, RematchOffer, Error,
 )  # fmt: skip
 
 

@@ -58,8 +58,9 @@ def question(status: p.DailyStatus) -> str:
     left_s = max(0, status.ends_at_ms // 1000 - int(dt.datetime.now(dt.UTC).timestamp()))
     hours, minutes = left_s // 3600, left_s % 3600 // 60
     return (
+        # Each line fits 80 columns, Baker's Game's too.
         f"Today's {game_title(status.game)} daily ({status.date}, UTC) is your one ranked "
-        f"attempt at this deal.\nOnce it is dealt, its clock runs until you finish; the "
+        f"attempt.\nOnce it is dealt, its clock runs until you finish; the "
         f"day ends in {hours} h {minutes:02} min.\nDeal it now? [y/N] "
     )
 

@@ -7,10 +7,11 @@ two-player race on deal 1 in an 80x24 tmux pane; plays a few moves chosen with
 the engine, then saves `tmux capture-pane` text as docs/boards/<game>.txt. Also
 saves the lobby (lobby.txt) and, after winning Quatorze deal 1, the wait for the
 other player (race-waiting.txt), once they resign, the standings
-(race-result.txt), and that race played back by `solitaire replay` (replay.txt);
-then a daily attempt's end with its share text (daily-share.txt). WHAT names the
-captures to make (a game, or daily-share; quatorze makes the race and replay
-ones); none: all of them.
+(race-result.txt), once bob presses r, his rematch offered on alice's standings
+(rematch.txt), and that race played back by `solitaire replay` (replay.txt); then a
+daily attempt's end with its share text (daily-share.txt). WHAT names the captures to
+make (a game, or daily-share; quatorze makes the race, rematch and replay ones); none:
+all of them.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ class Pane:
             self.tmux("send-keys", "-t", self.name, "-l", text)
         self.tmux("send-keys", "-t", self.name, "Enter")
 
+    def key(self, key: str) -> None:
+        self.tmux("send-keys", "-t", self.name, key)
+
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.name)
 
@@ -102,6 +106,8 @@ def daily_share(server: ServerProcess, sock: Path, tmp: str) -> None:
     env = f"env XDG_CONFIG_HOME={tmp}/c LANG=C.UTF-8 TERM=xterm-256color"
     args = f"--server {server.ws_url} --name carol daily quatorze"
     carol = Pane(sock, "daily", f"{env} {BIN}/solitaire {args}")
+    carol.wait("Deal it now? [y/N]")  # a daily is dealt only once confirmed
+    carol.enter("y")
     carol.wait("Moves  0")
     config = tomllib.loads((Path(tmp) / "c" / "solitaire-race" / "config.toml").read_text())
     token = config["tokens"][server.ws_url]
@@ -109,7 +115,8 @@ def daily_share(server: ServerProcess, sock: Path, tmp: str) -> None:
     async def peek() -> dict:
         async with Client.connect(server.ws_url) as client:
             await client.hello("carol", token=token)
-            return await client.request({"t": "daily", "game": "quatorze"})
+            # Confirmed: the attempt's state (already dealt, so resumed, not dealt again).
+            return await client.request({"t": "daily", "game": "quatorze", "confirm": True})
 
     for n in range(1, 7):
         state = asyncio.run(peek())
@@ -185,6 +192,10 @@ def main(what: list[str]) -> None:
                     bob.enter("y")
                     result = alice.wait(f"Race {code} is over")
                     (OUT / "race-result.txt").write_text(result.rstrip() + "\n")
+                    bob.wait(f"Race {code} is over")
+                    bob.key("r")  # one key: bob asks for a rematch
+                    offered = alice.wait("bob asks for a rematch: press r")
+                    (OUT / "rematch.txt").write_text(offered.rstrip() + "\n")
                     replay(server, sock, tmp, code)
         finally:
             subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True)

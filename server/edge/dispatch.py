@@ -29,6 +29,7 @@ def build_handlers(
         p.Create: races.create,
         p.Join: races.join,
         p.StartRace: races.start,
+        p.Rematch: races.rematch,
         p.Move: moves.move,
         p.Get: moves.get,
         p.Resign: moves.resign,

@@ -10,6 +10,9 @@ each seat. No await, no Redis, no sockets. Every status change of a race is made
 In its lobby a race also changes seats: `join` adds one, `leave` frees one (a player gone
 from every connection), handing the race to another human when its host leaves.
 
+Once done, a seated player may ask for a `rematch`: the race records the code of a new race
+like it (decided once), which `create_rematch` makes, and every seat hears of it (`offer`).
+
 server/play/races.py feeds it what it loads and stores what it decides; when the store
 finds the race changed meanwhile, it reads it again and asks the machine again.
 """
@@ -355,6 +358,76 @@ class RaceMachine:
             payload=encode_events(events),
         )
         return Transition(change, [result], events)
+
+    # ------------------------------------------------------------ rematch
+
+    def rematch(self, player: str, code: str) -> Transition:
+        """`player` asks for a rematch of this race, to be made under `code` (a fresh one).
+        Only a seated person may ask, and only once the race is done. Decided once: the
+        race records the code, written against the version read, so that of two players
+        asking at once one write goes through and the other, reading the race again, finds
+        it. Asked again, `change` is None and `self.race.rematch` names the race decided
+        before. An outsider is told nothing of the race (`not_found`), as of a lobby."""
+        race = self.race
+        if not self.seated(player) or is_bot(player):
+            raise p.Refused(
+                p.NOT_FOUND,
+                f"no race {race.code} of yours: only its players may ask for a rematch",
+            )
+        if race.status != RaceStatus.DONE:
+            raise p.Refused(
+                p.NOT_OVER, f"race {race.code} is not over: a rematch is asked for after its result"
+            )
+        if race.rematch:
+            return Transition(None)
+        expect = race.ver
+        self.race = replace(race, rematch=code, ver=expect + 1)
+        change = RaceChange(race=self.race, expect_ver=expect, ttl_s=self.rules.finished_race_ttl_s)
+        return Transition(change)
+
+    def bot_seats(self) -> list[p.Seat]:
+        return [s for s in self.race.seats if is_bot(s.player)]
+
+    @classmethod
+    def create_rematch(
+        cls,
+        rules: RaceRules,
+        done: RaceRecord,
+        *,
+        seed: int,
+        host: p.Seat,
+        now_ms: int,
+        origin: str,
+        instances: list[str],
+    ) -> tuple[RaceMachine, Transition]:
+        """The rematch of race `done` under the code it records: the same game, number of
+        seats and time limit, a new deal (`seed`), with `host` (whoever makes it) seated
+        as its host. Its bot seats are then seated as `create` seats them."""
+        assert done.rematch, "the rematch is decided (RaceMachine.rematch) before it is made"
+        return cls.create(
+            rules,
+            code=done.rematch,
+            game=done.game,
+            seed=seed,
+            host=host,
+            max_players=done.max_players,
+            time_limit_s=done.time_limit_s or None,
+            now_ms=now_ms,
+            origin=origin,
+            instances=instances,
+        )
+
+    def offer(self, asker: p.Seat, origin: str) -> Event:
+        """The `rematch` event for every person seated in this race (bar connection
+        `origin`, which made the rematch): `asker` asked, and the race to join."""
+        race = self.race
+        offer = p.RematchOffer(
+            race=race.code, next=race.rematch, player=asker.player, name=asker.name
+        )
+        people = [pl for pl in self.players() if not is_bot(pl)]
+        return Event(to=people, frames=[p.encode(offer)], skip=origin)
+
+    # ------------------------------------------------------------ result
 
     def result(self, games: list[GameRecord]) -> p.Result:
         """The race's result from its seats' final records (all finished): by score, then

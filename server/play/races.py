@@ -1,4 +1,4 @@
-"""The race requests (create, join, start) and the closing of races, over the store.
+"""The race requests (create, join, start, rematch) and the closing of races, over the store.
 
 Each request loads the race, asks the race machine (server/play/race_machine.py) for a
 transition, has the store make its writes (checked against the version the machine
@@ -29,7 +29,7 @@ from server.play.race_machine import (
     normalise_code,
     not_found,
 )
-from server.store.events import Event
+from server.store.events import Event, encode_events
 from server.store.keys import race_gid
 from server.store.records import RaceRecord, RaceStatus
 from server.store.scripts import Status
@@ -73,39 +73,35 @@ class Races:
 
     async def create(self, who: Who, msg: p.Create) -> list[p.Message]:
         host = p.Seat(player=who.player, name=who.name)
-        for _ in range(RETRIES):
-            code = new_code(self.rules.code_length)
-            gid = race_gid(code, who.player)
-            instances = await self.store.seat_player(who.player, gid)
-            machine, step = RaceMachine.create(
+        seed = msg.seed if msg.seed is not None else new_seed()
+
+        def make(instances: list[str], code: str) -> tuple[RaceMachine, Transition]:
+            return RaceMachine.create(
                 self.rules,
                 code=code,
                 game=msg.game,
-                seed=msg.seed if msg.seed is not None else new_seed(),
+                seed=seed,
                 host=host,
                 max_players=msg.max_players,
                 time_limit_s=msg.time_limit_s,
                 now_ms=self.clock.now_ms(),
                 origin=who.uid,
-                instances=[self.store.instance, *instances],
+                instances=instances,
             )
-            assert step.change is not None
-            if await self.store.write_race(step.change) is Status.APPLIED:
+
+        for _ in range(RETRIES):
+            opened = await self._open(who, new_code(self.rules.code_length), make)
+            if opened is not None:
                 break
-            await self.store.forget_player_games(who.player, [gid])
         else:
             raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
+        machine, step = opened
         race = machine.race
         log.info(
             "race %s created by player %s: %s, %d seats, time limit %s",
             race.code, who.player, race.game, race.max_players, race.time_limit_s or "none",
         )  # fmt: skip
-        self.deliver(step.events)
-        if msg.bots:
-            race = await self._seat_bots(race, msg.bots, msg.bot_strength, who.uid)
-            step.replies[-1] = RaceMachine(race, self.rules).lobby()
-        self._remember_lobby(race)
-        return step.replies
+        return await self._opened(who, machine, step, msg.bots, msg.bot_strength)
 
     async def join(self, who: Who, msg: p.Join) -> list[p.Message]:
         code = self._code(msg.race)
@@ -155,6 +151,78 @@ class Races:
         if self.bots is not None and any(is_bot(pl) for pl in players):
             await self.bots.race_started(code)
         return step.replies
+
+    async def rematch(self, who: Who, msg: p.Rematch) -> list[p.Message]:
+        """A seated player of a finished race asks for a rematch (RaceMachine.rematch): the
+        first asker makes it, as its host, and every seat of the finished race hears of it;
+        whoever asks after is seated in that same race, as by `join`."""
+        code = self._code(msg.race)
+        for _ in range(RETRIES):
+            race = await self.store.load_race(code)
+            if race is None:
+                raise not_found(code)
+            machine = RaceMachine(race, self.rules)
+            step = machine.rematch(who.player, new_code(self.rules.code_length))
+            if step.change is None:
+                break
+            status = await self.store.write_race(step.change)
+            if status is Status.APPLIED:
+                log.info(
+                    "race %s: player %s asks for a rematch: race %s",
+                    code, who.player, machine.race.rematch,
+                )  # fmt: skip
+                break
+            if status is Status.MISSING:
+                raise not_found(code)
+        else:
+            raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
+        done = machine.race
+        # Made by whoever gets there first: the asker who decided it, or, should that one
+        # be slow or have died before making it, the next asker (the store lets one through).
+        if await self.store.load_race(done.rematch) is None:
+            replies = await self._make_rematch(who, machine)
+            if replies is not None:
+                return replies
+        log.info("race %s: player %s goes to its rematch %s", code, who.player, done.rematch)
+        return await self.join(who, p.Join(race=done.rematch))
+
+    async def _make_rematch(self, who: Who, done: RaceMachine) -> list[p.Message] | None:
+        """Make the rematch that finished race `done` records, `who` its host, with bots
+        where `done` had them; tell every seat of `done`. None: it was made meanwhile."""
+        host = p.Seat(player=who.player, name=who.name)
+
+        def make(instances: list[str], code: str) -> tuple[RaceMachine, Transition]:
+            return RaceMachine.create_rematch(
+                self.rules,
+                done.race,
+                seed=new_seed(),
+                host=host,
+                now_ms=self.clock.now_ms(),
+                origin=who.uid,
+                instances=instances,
+            )
+
+        opened = await self._open(who, done.race.rematch, make)
+        if opened is None:
+            return None
+        machine, step = opened
+        bots = done.bot_seats()
+        strength = "medium"
+        if bots:
+            strength = (await self.store.race_bots(done.code)).get(bots[0].player, strength)
+        log.info(
+            "race %s: rematch of race %s made by player %s: %s, %d seats, %d bots",
+            machine.code, done.code, who.player, machine.race.game, machine.race.max_players,
+            len(bots),
+        )  # fmt: skip
+        replies = await self._opened(who, machine, step, len(bots), strength)
+        offer = done.offer(host, who.uid)
+        self.deliver([offer])
+        # The seats' players may be connected anywhere by now, not only where they raced.
+        await self.store.publish(
+            await self.store.players_instances(offer.to), encode_events([offer])
+        )
+        return replies
 
     async def leave(self, code: str, player: str) -> None:
         """`player` has gone from every connection: they leave the race if it is still in
@@ -258,6 +326,35 @@ class Races:
         return len(entries)
 
     # ------------------------------------------------------------ helpers
+
+    async def _open(
+        self,
+        who: Who,
+        code: str,
+        make: Callable[[list[str], str], tuple[RaceMachine, Transition]],
+    ) -> tuple[RaceMachine, Transition] | None:
+        """Store the new race that `make` decides under `code` (given the instances where
+        its host `who` is connected, this one first); None if the code is taken."""
+        gid = race_gid(code, who.player)
+        instances = await self.store.seat_player(who.player, gid)
+        machine, step = make([self.store.instance, *instances], code)
+        assert step.change is not None
+        if await self.store.write_race(step.change) is Status.APPLIED:
+            return machine, step
+        await self.store.forget_player_games(who.player, [gid])
+        return None
+
+    async def _opened(
+        self, who: Who, machine: RaceMachine, step: Transition, bots: int, strength: str
+    ) -> list[p.Message]:
+        """A race just stored: its events out, its bots seated; the host's replies."""
+        self.deliver(step.events)
+        race = machine.race
+        if bots:
+            race = await self._seat_bots(race, bots, strength, who.uid)
+            step.replies[-1] = RaceMachine(race, self.rules).lobby()
+        self._remember_lobby(race)
+        return step.replies
 
     def _code(self, text: str) -> str:
         code = normalise_code(text, self.rules.code_length)

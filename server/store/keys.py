@@ -4,7 +4,7 @@ Every key starts with the configured namespace inside a hash tag, so that all
 keys of one race (its metadata, seats, and every seat's game) share one Redis
 Cluster slot and a Lua script can update them together:
 
-    {ns:race:CODE}:meta              hash   race settings, status, times, result
+    {ns:race:CODE}:meta              hash   race settings, status, times, result, rematch
     {ns:race:CODE}:seats             list   player ids in the order they joined
     {ns:race:CODE}:inst              set    server instances with a seated player connected
     {ns:race:CODE}:game:GID          hash   one seat's game (see store.GameRecord)

@@ -133,6 +133,7 @@ class RaceRecord:
     ver: int = 0  # bumped by every change of the race itself (seats, status)
     seats: list[p.Seat] = field(default_factory=list)
     result_json: str = ""  # the result as stored when the race closed (JSON); "" until done
+    rematch: str = ""  # once done: the code of its rematch, decided once ("" until asked)
 
     def to_redis(self) -> dict[str, str]:
         out = {
@@ -144,6 +145,8 @@ class RaceRecord:
         }  # fmt: skip
         if self.result_json:
             out["result"] = self.result_json
+        if self.rematch:
+            out["rematch"] = self.rematch
         return out
 
     @classmethod
@@ -155,6 +158,7 @@ class RaceRecord:
             status=RaceStatus(d["status"]), created_ms=int(d.get("created_ms", 0)),
             starts_at_ms=int(d.get("starts_at_ms", 0)), ends_at_ms=int(d.get("ends_at_ms", 0)),
             ver=int(d.get("ver", 0)), seats=seats, result_json=d.get("result", ""),
+            rematch=d.get("rematch", ""),
         )  # fmt: skip
 
     def players(self) -> list[str]:

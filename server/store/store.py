@@ -309,6 +309,16 @@ class Store:
         """The instances where the player has a connection."""
         return sorted(await self.redis.smembers(self.keys.player_interest(player)))
 
+    async def players_instances(self, players: Sequence[str]) -> list[str]:
+        """The other instances where any of `players` has a connection."""
+        if not players:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for player in players:
+            pipe.smembers(self.keys.player_interest(player))
+        found: set[str] = set().union(*await pipe.execute())
+        return sorted(found - {self.instance})
+
     # ------------------------------------------------------------ connections
 
     async def connected(self, player: str, connection: str, ttl_s: int) -> None:

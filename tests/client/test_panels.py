@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from client_cli.panels import leaderboard_lines, plain_text, result_lines
+from client_cli.panels import MAIN_WIDTH, leaderboard_lines, plain_text, result_lines
 from client_cli.theme import Theme
-from protocol import LeaderboardReply, Result
+from protocol import LeaderboardReply, RematchOffer, Result
 
 PLAIN = Theme(unicode=True, colour=False)
 
@@ -27,17 +27,61 @@ def test_race_standings_with_the_seed() -> None:
         " 1  ann           won         52    91    5:01",
         " 2  bo            resigned    17    40    1:05",
         "",
-        "Replays: solitaire replay 7K3M2P:2 (lines 1-2)",
+        "Replays (lines 1-2):",
+        "solitaire replay 7K3M2P:2",
         "",
-        "Press Enter to leave.",
+        "Press Enter to leave, r for a rematch.",
     ])  # fmt: skip
     # Knowing the server's address, the result links one's own seat's replay page too (a
     # seat not in the standings, a spectator's, gets the winner's).
     lines = plain_text(result_lines(result, "x", PLAIN, web="http://game.example:8765"))
-    assert lines.splitlines()[-4:-2] == [
-        "Replays: solitaire replay 7K3M2P:1 (lines 1-2)",
+    assert lines.splitlines()[-5:-2] == [
+        "Replays (lines 1-2):",
+        "solitaire replay 7K3M2P:1",
         "http://game.example:8765/replay/7K3M2P:1",
     ]
+    # Someone who was not in the race may look, not ask for a rematch.
+    assert lines.splitlines()[-1] == "Press Enter to leave."
+    # ann asked: the keys say where r goes; the summary left on the terminal has the
+    # replay lines and no keys.
+    offer = RematchOffer(race="7K3M2P", next="QX9ABC7K3M2P", player="a", name="ann")
+    web = "http://game.example:8765"
+    assert plain_text(result_lines(result, "b", PLAIN, web=web, offer=offer)[-6:]) == "\n".join([
+        "Replays (lines 1-2):",
+        "solitaire replay 7K3M2P:2",
+        "http://game.example:8765/replay/7K3M2P:2",
+        "",
+        "ann asks for a rematch:",
+        "press r to join race QX9ABC7K3M2P, Enter to leave.",
+    ])  # fmt: skip
+    assert plain_text(result_lines(result, "a", PLAIN, offer=offer)[-2:-1]) == (
+        "You asked for a rematch:"
+    )
+    summary = result_lines(result, "b", PLAIN, web=web, offer=offer, keys=False)
+    assert plain_text(summary[-5:]) == "\n".join([
+        " 2  bo            resigned    17    40    1:05",
+        "",
+        "Replays (lines 1-2):",
+        "solitaire replay 7K3M2P:2",
+        "http://game.example:8765/replay/7K3M2P:2",
+    ])  # fmt: skip
+
+
+def test_race_standings_fit_the_panel_with_full_race_codes() -> None:
+    """12-character codes (the server's) and 16 seats: no line is cut at the panel's edge."""
+    seats = [
+        {"rank": n, "player": f"p{n}", "name": f"player{n}", "score": 0, "moves": 0,
+         "time_ms": 0, "won": False, "resigned": True}
+        for n in range(1, 17)
+    ]  # fmt: skip
+    result = msgspec.convert(
+        {"race": "RTS85LHUGEUZ", "game": "quatorze", "seed": 1, "standings": seats}, Result
+    )
+    offer = RematchOffer(race="RTS85LHUGEUZ", next="UVXLWY32LSAC", player="p1", name="player1")
+    lines = result_lines(result, "p16", PLAIN, web="http://127.0.0.1:50075", offer=offer)
+    text = plain_text(lines)
+    assert "solitaire replay RTS85LHUGEUZ:16" in text and "(lines 1-16)" in text
+    assert max(len(line) for line in text.splitlines()) <= MAIN_WIDTH
 
 
 def test_daily_board_around_me_and_all_time_board() -> None:

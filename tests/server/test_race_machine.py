@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 
 import hypothesis.strategies as st
-from hypothesis import settings
+from hypothesis import event, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import protocol as p
@@ -45,6 +45,9 @@ class RaceLife(RuleBasedStateMachine):
         self.games: dict[str, LiveGame] = {}
         self.results: list[p.Result] = []
         self.rng = random.Random(0)
+        self.rematch_code: str | None = None  # the rematch decided for the race, if any
+        self.codes = 0  # fresh codes handed to rematch asks
+        self.races = 1  # the races lived: the first, then its rematches
 
     # ------------------------------------------------------------ inputs
 
@@ -214,6 +217,71 @@ class RaceLife(RuleBasedStateMachine):
     def reap(self) -> None:
         self._close_if_due()
 
+    def _seated_person(self, asker: str | int) -> str:
+        """`asker` itself, or (a number) one of the race's seated people."""
+        m = self.machine
+        assert m is not None
+        people = [pl for pl in m.players() if not pl.startswith("bot-")]
+        return people[asker % len(people)] if isinstance(asker, int) else asker
+
+    @precondition(lambda self: self.machine is not None)
+    @rule(asker=st.one_of(st.sampled_from(PLAYERS), st.integers(0, 7)))
+    def rematch(self, asker: str | int) -> None:
+        m = self.machine
+        assert m is not None
+        who = self._seated_person(asker)
+        before = m.race
+        self.codes += 1
+        code = f"NEXT{self.codes:04d}"
+        try:
+            step = m.rematch(who, code)
+        except p.Refused as refused:
+            if who not in before.players() or who.startswith("bot-"):
+                assert refused.code == p.NOT_FOUND
+            else:
+                assert refused.code == p.NOT_OVER and before.status != RaceStatus.DONE
+            assert m.race is before
+            return
+        assert before.status == RaceStatus.DONE and who in before.players()
+        if self.rematch_code is None:
+            # The first ask decides, checked against the version it was decided on.
+            assert step.change is not None and step.change.expect_ver == before.ver
+            assert step.change.race.rematch == code and m.race.ver == before.ver + 1
+            assert step.change.race.status == RaceStatus.DONE
+            self.rematch_code = code
+        else:
+            # Any later ask (the other asker, reading again) finds the race decided then.
+            assert step.change is None and m.race is before
+        assert m.race.rematch == self.rematch_code
+
+    @precondition(lambda self: self.rematch_code is not None)
+    @rule(asker=st.integers(0, 7), seed=st.integers(1, 10_000))
+    def play_the_rematch(self, asker: int, seed: int) -> None:
+        """One who asked for the rematch makes it (its host), as races.py does, and seats
+        its bots; the race is then the rematch, and lives on."""
+        done = self.machine
+        assert done is not None
+        who = self._seated_person(asker)
+        machine, step = RaceMachine.create_rematch(
+            RULES, done.race, seed=seed, host=p.Seat(who, who.title()), now_ms=self.now,
+            origin="i.1", instances=["i"],
+        )  # fmt: skip
+        race, old = machine.race, done.race
+        assert step.change is not None and step.change.expect_ver == MUST_NOT_EXIST
+        assert race.code == self.rematch_code and race.seed == seed
+        assert (race.game, race.max_players, race.time_limit_s) == (
+            old.game, old.max_players, old.time_limit_s,
+        )  # fmt: skip
+        assert race.status == RaceStatus.LOBBY and machine.players() == [who]
+        assert race.host == who and not race.rematch and not race.result_json
+        for bot in done.bot_seats():
+            machine.join(bot, "i.1", ["i"])
+        assert [s.player for s in machine.bot_seats()] == [s.player for s in done.bot_seats()]
+        self.machine, self.games, self.results = machine, {}, []
+        self.rematch_code = None
+        self.races += 1
+        event(f"rematches lived: {self.races - 1}")
+
     # ------------------------------------------------------------ what the store would do
 
     def _close_if_due(self) -> None:
@@ -234,6 +302,7 @@ class RaceLife(RuleBasedStateMachine):
         result = step.replies[0]
         assert isinstance(result, p.Result)
         self.results.append(result)
+        event(f"race {self.races} done")
 
     # ------------------------------------------------------------ invariants
 
@@ -243,6 +312,14 @@ class RaceLife(RuleBasedStateMachine):
         if m is None:
             return
         assert m.race.host in m.players() and not m.race.host.startswith("bot-")
+
+    @invariant()
+    def only_a_finished_race_has_a_rematch(self) -> None:
+        m = self.machine
+        if m is None:
+            return
+        assert m.race.rematch == (self.rematch_code or "")
+        assert not m.race.rematch or m.race.status == RaceStatus.DONE
 
     @invariant()
     def one_result_with_one_standing_per_seat(self) -> None:
@@ -276,5 +353,5 @@ class RaceLife(RuleBasedStateMachine):
             assert s.time_ms <= m.race.time_limit_s * 1000
 
 
-RaceLife.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+RaceLife.TestCase.settings = settings(max_examples=80, stateful_step_count=60, deadline=None)
 test_race_life = RaceLife.TestCase
