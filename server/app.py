@@ -23,6 +23,7 @@ from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
 from server.edge.session import Session, SessionContext
+from server.edge.watchers import Watchers
 from server.metrics import Metrics
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
@@ -32,6 +33,7 @@ from server.play.players import Players
 from server.play.practice import Practice
 from server.play.presence import Presence
 from server.play.races import Races
+from server.play.spectators import Spectating
 from server.solver_pool import SolverPool
 from server.store.bus import Bus
 from server.store.redis_client import create_redis
@@ -50,7 +52,7 @@ class App:
         self.instance = secrets.token_hex(6)
         self.metrics = Metrics()
         self.admission = Admission(config, self.metrics)
-        self.hub = Hub()
+        self.hub = Hub(Watchers.from_config(config))
         self.sessions: set[Session] = set()
         self.draining = False
         self.port = 0
@@ -73,6 +75,7 @@ class App:
         self.practice = Practice(
             self.store, self.cache, self.moves, self.solver, self.clock, config, deliver
         )
+        self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)
         self.daily: DailyService | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
@@ -110,6 +113,7 @@ class App:
                 self.moves,
                 self.practice,
                 DailyRequests(self.daily, self.cache, self.clock.now_ms),
+                self.spectating,
             ),
             spawn=self.spawn,
             ids=self._ids,
@@ -117,7 +121,12 @@ class App:
             draining=lambda: self.draining,
         )
         await self.bus.start()
-        routes = HttpRoutes(health=self.store.ping, metrics=self.metrics, daily=self.daily)
+        routes = HttpRoutes(
+            health=self.store.ping,
+            metrics=self.metrics,
+            daily=self.daily,
+            races=self.spectating,
+        )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)

@@ -17,12 +17,17 @@ from server.play.moves import Moves
 from server.play.players import Who
 from server.play.practice import Practice
 from server.play.races import Races
+from server.play.spectators import Spectating
 
 Handler = Callable[[Who, Any], Awaitable[list[p.Message]]]
 
 
 def build_handlers(
-    races: Races, moves: Moves, practice: Practice, daily: DailyRequests
+    races: Races,
+    moves: Moves,
+    practice: Practice,
+    daily: DailyRequests,
+    spectating: Spectating,
 ) -> dict[type[p.Request], Handler]:
     return {
         p.Create: races.create,
@@ -37,4 +42,5 @@ def build_handlers(
         p.Practice: practice.practice,
         p.Undo: practice.undo,
         p.Hint: practice.hint,
+        p.Watch: spectating.watch,
     }

@@ -8,9 +8,11 @@
     GET /leaderboard/GAME                 302 to today's board of GAME
     GET /leaderboard/GAME/DATE            the board as a static HTML page (DATE: YYYY-MM-DD or all)
     GET /leaderboard/GAME/DATE.json       the same board as JSON, the `leaderboard` message's fields
+    GET /race/CODE                        a race as its spectators see it (reloads itself while on)
 
 Any other path except the WebSocket endpoint is 404. Unknown games, malformed dates and days
-that have not begun are 404 with a short plain-text reason. `/leaderboard.json` redirects
+that have not begun are 404 with a short plain-text reason, and so are unknown races; a race
+that takes no spectators is 403. `/leaderboard.json` redirects
 rather than answering itself, so that the board has one address and its caching is the
 board's own.
 """
@@ -32,10 +34,12 @@ from websockets.http11 import Request, Response
 
 import protocol as p
 from server.edge import pages
+from server.edge.pages.race import render_race
 from server.metrics import Metrics
 
 if TYPE_CHECKING:
     from server.daily.service import DailyService
+    from server.play.spectators import Spectating
 
 log = logging.getLogger(__name__)
 
@@ -76,12 +80,14 @@ class HttpRoutes:
         health: Callable[[], Awaitable[bool]],
         metrics: Metrics,
         daily: DailyService | None = None,
+        races: Spectating | None = None,
         on_scrape: Callable[[], Awaitable[None]] | None = None,
         ws_path: str = "/ws",
     ) -> None:
         self.health = health
         self.metrics = metrics
         self.daily = daily
+        self.races = races
         self.on_scrape = on_scrape
         self.ws_path = ws_path
         self._json = msgspec.json.Encoder()
@@ -122,7 +128,28 @@ class HttpRoutes:
             return _redirect(board + ".json")
         if path == "/leaderboard" or path.startswith("/leaderboard/"):
             return await self.leaderboard(path, query)
+        if path.startswith("/race/"):
+            return await self.race(path)
         return text(404, "not found")
+
+    async def race(self, path: str) -> Response:
+        """A race's page: what its spectators see, read afresh on every request."""
+        if self.races is None:
+            return text(404, "races are not served here")
+        code = unquote(path[len("/race/") :]).rstrip("/")
+        if not code or "/" in code:
+            return text(404, "not found")
+        try:
+            messages, now_ms = await self.races.page(code)
+        except p.Refused as refused:
+            return text(403 if refused.code == p.NO_SPECTATORS else 404, refused.message)
+        html = render_race(messages, now_ms)
+        return _response(
+            200,
+            html.encode(),
+            "text/html; charset=utf-8",
+            {"Cache-Control": "no-store", "Content-Security-Policy": PAGE_CSP},
+        )
 
     async def leaderboard(self, path: str, query: dict[str, list[str]]) -> Response:
         daily = self.daily

@@ -88,6 +88,7 @@ class Races:
                 now_ms=self.clock.now_ms(),
                 origin=who.uid,
                 instances=[self.store.instance, *instances],
+                spectators=msg.spectators,
             )
             assert step.change is not None
             if await self.store.write_race(step.change) is Status.APPLIED:
@@ -97,8 +98,9 @@ class Races:
             raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
         race = machine.race
         log.info(
-            "race %s created by player %s: %s, %d seats, time limit %s",
+            "race %s created by player %s: %s, %d seats, time limit %s, %s",
             race.code, who.player, race.game, race.max_players, race.time_limit_s or "none",
+            "spectators welcome" if race.spectators else "no spectators",
         )  # fmt: skip
         self.deliver(step.events)
         if msg.bots:

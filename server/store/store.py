@@ -354,6 +354,21 @@ class Store:
             return None
         return GameRecord.from_redis(meta, len(moves)), list(moves)
 
+    async def load_games(self, gids: Sequence[str]) -> list[tuple[GameRecord, list[str]] | None]:
+        """Several games with their move lists, in one round trip (None: no such game)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for gid in gids:
+            keys = self.keys.game(gid)
+            assert keys is not None
+            pipe.hgetall(keys.meta)
+            pipe.lrange(keys.moves, 0, -1)
+        raw = await pipe.execute()
+        out: list[tuple[GameRecord, list[str]] | None] = []
+        for i in range(len(gids)):
+            meta, moves = raw[2 * i], raw[2 * i + 1]
+            out.append((GameRecord.from_redis(meta, len(moves)), list(moves)) if meta else None)
+        return out
+
     async def load_records(self, gids: Sequence[str]) -> list[GameRecord | None]:
         """Game records (without move lists) of several games at once."""
         pipe = self.redis.pipeline(transaction=False)
