@@ -3,6 +3,7 @@ players' connections, and through server/edge/watchers.py to the races' spectato
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -10,6 +11,8 @@ from server.config import DEFAULT
 from server.edge.watchers import Watchers
 from server.play.players import Who
 from server.store.bus import Event
+
+log = logging.getLogger(__name__)
 
 
 class Receiver(Protocol):
@@ -71,4 +74,8 @@ class Hub:
                     if session.uid != event.skip:
                         session.deliver(event.frames)
         if self.watchers.following:
-            self.watchers.relay(events)
+            try:
+                self.watchers.relay(events)
+            except Exception:
+                # A bug in following a race must not cost its players a reply.
+                log.exception("spectators: events not passed on")
