@@ -54,6 +54,7 @@ class SeenPage:
     headings: list[str] = field(default_factory=list)
     rows: list[list[str]] = field(default_factory=list)  # body rows' cell texts
     links: list[tuple[str, str]] = field(default_factory=list)  # (text, href)
+    pre: list[str] = field(default_factory=list)  # the text of each <pre>, as laid out
     scripts: int = 0
     bold: int = 0
     text: str = ""
@@ -69,6 +70,7 @@ class _Reader(HTMLParser):
         self._link: tuple[str, list[str]] | None = None
         self._heading: list[str] | None = None
         self._title: list[str] | None = None
+        self._pre: list[str] | None = None
         self._in_tbody = False
         self._texts: list[str] = []
 
@@ -89,6 +91,8 @@ class _Reader(HTMLParser):
             self._heading = []
         elif tag == "title":
             self._title = []
+        elif tag == "pre":
+            self._pre = []
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "tbody":
@@ -106,12 +110,15 @@ class _Reader(HTMLParser):
         elif tag == "h1" and self._heading is not None:
             self.page.headings.append(" ".join("".join(self._heading).split()))
             self._heading = None
+        elif tag == "pre" and self._pre is not None:
+            self.page.pre.append("".join(self._pre))
+            self._pre = None
         elif tag == "title" and self._title is not None:
             self.page.title = " ".join("".join(self._title).split())
             self._title = None
 
     def handle_data(self, data: str) -> None:
-        for buf in (self._cell, self._heading, self._title):
+        for buf in (self._cell, self._heading, self._title, self._pre):
             if buf is not None:
                 buf.append(data)
         if self._link is not None:
