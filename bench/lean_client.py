@@ -31,6 +31,7 @@ class LeanClient(asyncio.Protocol):
         self._frames: collections.deque[bytes] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
+        self.close_code: int | None = None  # of the close frame the server sent, if any
 
     # ------------------------------------------------------------ asyncio.Protocol
 
@@ -48,6 +49,8 @@ class LeanClient(asyncio.Protocol):
             status = buf[: buf.find(b"\r\n")]
             if b" 101 " not in status:
                 self._handshake.set_exception(ConnectionError(status.decode(errors="replace")))
+                assert self._transport is not None
+                self._transport.close()
                 return
             self._handshake.set_result(None)
             self._handshake = None
@@ -70,8 +73,12 @@ class LeanClient(asyncio.Protocol):
                 break
             if opcode == 0x2:
                 self._frames.append(buf[at + head : at + head + length])
+            elif opcode == 0x9:
+                self._frame(0x8A, buf[at + head : at + head + length])
             elif opcode == 0x8:
                 self._closed = True
+                reason = buf[at + head : at + head + length]
+                self.close_code = struct.unpack_from("!H", reason)[0] if length >= 2 else 1005
             at += head + length
         self._buffer = buf[at:]
         waiter = self._waiter
@@ -104,14 +111,20 @@ class LeanClient(asyncio.Protocol):
 
     def send(self, payload: bytes) -> None:
         """One masked binary frame (RFC 6455 asks clients to mask every frame)."""
+        self._frame(0x82, payload)
+
+    def _frame(self, first: int, payload: bytes) -> None:
+        """A masked frame: `first` is its first byte (FIN and the opcode)."""
         assert self._transport is not None
+        if self._transport.is_closing():
+            return
         n = len(payload)
         if n < 126:
-            head = bytes((0x82, 0x80 | n))
+            head = bytes((first, 0x80 | n))
         elif n < 65536:
-            head = struct.pack("!BBH", 0x82, 0xFE, n)
+            head = struct.pack("!BBH", first, 0xFE, n)
         else:
-            head = struct.pack("!BBQ", 0x82, 0xFF, n)
+            head = struct.pack("!BBQ", first, 0xFF, n)
         mask = os.urandom(4)
         self._transport.write(head + mask + apply_mask(payload, mask))
 

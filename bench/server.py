@@ -29,8 +29,11 @@ What it does (loopback only, bounded in time and connection count, stops by itse
   are not what a running server does;
 - the two loads alternate for `--rounds` rounds, so that a change in the machine's load
   hits both alike; the medians are compared;
-- finally `--idle` connections are opened to each server (to the race server as greeted
-  players) and the server's resident memory per idle connection is reported.
+- finally `--idle` connections (up to 20,000) are opened to each server (to the race server
+  as greeted players) by helper processes of 5,000 each, and the server's resident memory
+  per idle connection is reported. Where the hard open-file limit keeps one process below
+  `--idle` connections, this phase runs each server on as many processes as it takes (echo
+  servers on one port, the race server with `--workers`) and sums their memory.
 
 - a durable echo (the same echo, but each message is appended to the race server's Redis
   through redis-py before its reply, the appends of one loop turn in one pipeline, as the
@@ -44,7 +47,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
+import math
 import os
 import random
 import resource
@@ -74,6 +79,7 @@ from server.config import DEFAULT  # noqa: E402
 from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis  # noqa: E402
 
 GAME = "doublets"
+IDLE_TARGET_KB = 20  # server memory per idle greeted player, at up to 20,000 of them
 enc = msgspec.msgpack.encode
 dec = msgspec.msgpack.decode
 
@@ -111,7 +117,9 @@ def run_echo_server(port: int) -> None:
         gc.set_threshold(DEFAULT.gc_young_threshold, *gc.get_threshold()[1:])
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024):
+        # reuse_port: the idle phase may run several on one port (see idle_processes).
+        async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024,
+                         reuse_port=True):  # fmt: skip
             print("ready", flush=True)
             await stop.wait()
 
@@ -194,11 +202,17 @@ def cpu_s(pid: int) -> float:
     return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def raise_open_files(needed: int) -> None:
+def raise_open_files(needed: int) -> int:
+    """Raises this process's open-file limit towards `needed` (the servers started from here
+    inherit it; the race server raises its own soft limit to the hard one); the limit now."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = min(hard, max(soft, needed))
-    if want > soft:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    if hard < needed:
+        with contextlib.suppress(ValueError, OSError):  # above the hard limit: root only
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, needed))
+            soft, hard = needed, needed
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
 
 
 def wait_port(port: int, timeout: float = 30) -> None:
@@ -404,31 +418,93 @@ async def drive(bot, url: str, players: int, seconds: float, warmup: float, seqs
     return load, seconds, server1 - server0
 
 
-async def idle_connections(url: str, count: int, pid: int, hello: bool) -> float:
-    """Server RSS growth per idle connection, in KB."""
-    await asyncio.sleep(0.5)
-    before = rss_kb(pid)
-    conns = []
-    for start in range(0, count, 250):
-        batch = await asyncio.gather(
-            *(
-                connect(url, compression=None, open_timeout=60)
-                for _ in range(start, min(count, start + 250))
-            )
-        )
-        if hello:
-            await asyncio.gather(
+IDLE_PER_HELPER = 5000  # idle connections one helper process opens and holds
+
+
+def hold_idle(url: str, count: int, first: int, hello: bool) -> None:
+    """A helper process of the idle phase: opens `count` connections (greeted as players
+    idle{first}, idle{first + 1}, ... with `hello`), says "ready" and holds them until its
+    stdin closes. Helpers keep the bench's own open files and CPU out of the phase."""
+
+    async def main() -> None:
+        conns = []
+        for start in range(0, count, 250):
+            batch = await asyncio.gather(
                 *(
-                    ws.send(enc({"t": "hello", "v": 1, "name": f"idle{start + j}", "id": 1}))
-                    for j, ws in enumerate(batch)
+                    connect(url, compression=None, open_timeout=60)
+                    for _ in range(start, min(count, start + 250))
                 )
             )
-            await asyncio.gather(*(ws.recv() for ws in batch))
-        conns += batch
-    await asyncio.sleep(1.0)
-    after = rss_kb(pid)
-    await asyncio.gather(*(ws.close() for ws in conns), return_exceptions=True)
+            if hello:
+                await asyncio.gather(
+                    *(
+                        ws.send(
+                            enc({"t": "hello", "v": 1, "name": f"idle{first + start + j}", "id": 1})
+                        )
+                        for j, ws in enumerate(batch)
+                    )
+                )
+                await asyncio.gather(*(ws.recv() for ws in batch))
+            conns += batch
+        print("ready", flush=True)
+        await asyncio.to_thread(sys.stdin.buffer.read)
+        await asyncio.gather(*(ws.close() for ws in conns), return_exceptions=True)
+
+    asyncio.run(main())
+
+
+async def idle_connections(url: str, count: int, pids: list[int], hello: bool) -> float:
+    """Growth of the servers' resident memory (summed over `pids`) per idle connection, KB."""
+    await asyncio.sleep(0.5)
+    before = sum(rss_kb(pid) for pid in pids)
+    helpers = []
+    try:
+        for first in range(0, count, IDLE_PER_HELPER):
+            n = min(IDLE_PER_HELPER, count - first)
+            helpers.append(
+                await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    __file__,
+                    "--hold-idle",
+                    url,
+                    str(n),
+                    str(first),
+                    *(["--hello"] if hello else []),
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                )
+            )
+        for h in helpers:
+            assert h.stdout is not None
+            if (await h.stdout.readline()).strip() != b"ready":
+                raise RuntimeError(f"an idle-phase helper failed (exit code {await h.wait()})")
+        await asyncio.sleep(1.0)
+        after = sum(rss_kb(pid) for pid in pids)
+    finally:
+        for h in helpers:
+            assert h.stdin is not None
+            h.stdin.close()
+        for h in helpers:
+            await h.wait()
     return (after - before) / count
+
+
+def idle_processes(idle: int, open_files: int) -> int:
+    """Processes each server needs to hold `idle` connections when one process may keep
+    `open_files` open: more than one only where the hard limit is below that."""
+    return max(1, math.ceil(idle / (open_files - 200)))
+
+
+def worker_pids(supervisor: int) -> list[int]:
+    """The worker processes of a `solitaire-server --workers N` (not its store, nor
+    multiprocessing's resource tracker)."""
+    out = []
+    for task in Path(f"/proc/{supervisor}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    out.append(int(child))
+    return out
 
 
 # ---------------------------------------------------------------- main
@@ -453,6 +529,9 @@ def main() -> int:
                              "alternating rounds, and compared with this one")  # fmt: skip
     parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--serve-durable-echo", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--hold-idle", nargs=3, metavar=("URL", "COUNT", "FIRST"),
+                        help=argparse.SUPPRESS)  # fmt: skip
+    parser.add_argument("--hello", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
         run_echo_server(args.serve_echo)
@@ -460,6 +539,9 @@ def main() -> int:
     if args.serve_durable_echo:
         port, url, key = args.serve_durable_echo
         run_durable_echo_server(int(port), url, key)
+    if args.hold_idle:
+        url, count, first = args.hold_idle
+        hold_idle(url, int(count), int(first), args.hello)
         return 0
     if not (1 <= args.players <= 2000 and 0 < args.seconds <= 60 and 0 <= args.idle <= 20000
             and 1 <= args.rounds <= 10):  # fmt: skip
@@ -475,7 +557,12 @@ def main() -> int:
         parser.error(f"--baseline-server: no such executable {args.baseline_server}")
     if args.baseline_server is not None and len(args.store_fsync) > 1:
         parser.error("--baseline-server compares on one store: give one --store-fsync")
-    raise_open_files(2 * args.idle + args.players + 1000)
+    # Each idle connection takes a descriptor in a helper process and one in a server; a
+    # few hundred more go to the bots, the store's connections and the servers' own files.
+    args.open_files = raise_open_files(args.idle + args.players + 1000)
+    if args.open_files < IDLE_PER_HELPER + args.players + 500:
+        parser.error(f"the open-file limit ({args.open_files}) is too low for the bench: "
+                     "raise it (ulimit -n)")  # fmt: skip
     return asyncio.run(run(args))
 
 
@@ -499,8 +586,17 @@ class Target:
 
 
 def start_race_server(
-    tmp: Path, name: str, store: str, redis_url: str, exe: Path | None = None
+    tmp: Path,
+    name: str,
+    store: str,
+    redis_url: str,
+    exe: Path | None = None,
+    workers: int = 1,
+    settings: dict[str, str] | None = None,
 ) -> Target:
+    """A solitaire-server on `redis_url` in a namespace of its own, set for this bench's
+    load; `settings` (environment variables) replace those settings (bench/soak.py's
+    clients keep the rate limits, for one)."""
     port = free_port()
     namespace = f"bench{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")}
@@ -522,10 +618,11 @@ def start_race_server(
         SOLITAIRE_DAILY_PREPARE_AHEAD="0",
         REDIS_URL=redis_url,
     )
+    env.update(settings or {})
     exe = exe or Path(sys.executable).with_name("solitaire-server")
     log = tmp / f"server-{port}.log"
     proc = subprocess.Popen(
-        [str(exe), "--port", str(port)],
+        [str(exe), "--port", str(port), *(["--workers", str(workers)] if workers > 1 else [])],
         env=env,
         stdout=open(log, "wb"),  # noqa: SIM115
         stderr=subprocess.STDOUT,
@@ -620,10 +717,9 @@ async def run(args: argparse.Namespace) -> int:
         durable_f = median_of("durable echo (+ redis-py)", durable_runs)
         medians = [median_of(t.name, t.runs) for t in targets]
         if args.idle:
-            echo_f.idle_kb = await idle_connections(echo_url, args.idle, echo.pid, hello=False)
             # Memory per connection does not depend on the store: the first server only.
-            medians[0].idle_kb = await idle_connections(
-                targets[0].url, args.idle, targets[0].proc.pid, hello=True
+            echo_f.idle_kb, medians[0].idle_kb = await idle_phase(
+                args, tmp, targets[0], echo_url, echo.pid, procs
             )
         for p in (echo, durable, *(t.proc for t in targets)):
             p.send_signal(signal.SIGTERM)
@@ -691,9 +787,10 @@ async def run(args: argparse.Namespace) -> int:
             ok = ok and found == acked and t.total.errors == 0
         if args.idle:
             server_f = medians[0]
-            idle_ok = "under" if server_f.idle_kb < 25 else "OVER"
+            idle_ok = "under" if server_f.idle_kb < IDLE_TARGET_KB else "OVER"
             print(f"  {args.idle} idle players: {server_f.idle_kb:.1f} KB each "
-                  f"({idle_ok} the 25 KB target; echo server {echo_f.idle_kb:.1f} KB)")  # fmt: skip
+                  f"({idle_ok} the {IDLE_TARGET_KB} KB target; "
+                  f"echo server {echo_f.idle_kb:.1f} KB)")  # fmt: skip
         return 0 if ok else 1
     finally:
         for p in procs:
@@ -703,6 +800,57 @@ async def run(args: argparse.Namespace) -> int:
         for stop in stoppers:
             stop()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def idle_phase(
+    args: argparse.Namespace,
+    tmp: Path,
+    first: Target,
+    echo_url: str,
+    echo_pid: int,
+    procs: list[subprocess.Popen[bytes]],
+) -> tuple[float, float]:
+    """KB per idle connection of the echo server and of the race server.
+
+    Where one process may not hold `--idle` connections (a hard open-file limit that low),
+    each server runs on as many processes as it takes for this phase: echo servers sharing
+    one port, and the race server with `--workers`; their memory is summed."""
+    k = idle_processes(args.idle, args.open_files)
+    if k == 1:
+        echo_kb = await idle_connections(echo_url, args.idle, [echo_pid], hello=False)
+        race_kb = await idle_connections(first.url, args.idle, [first.proc.pid], hello=True)
+        return echo_kb, race_kb
+    print(f"  idle phase on {k} processes of each server: the open-file limit here "
+          f"({args.open_files}) keeps one process below {args.idle} connections")  # fmt: skip
+    port = free_port()
+    echoes = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--serve-echo", str(port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(k)
+    ]
+    race = start_race_server(tmp, first.name, first.store, first.redis_url, workers=k)
+    procs += [*echoes, race.proc]
+    for e in echoes:
+        assert e.stdout is not None
+        await asyncio.to_thread(e.stdout.readline)  # "ready": listening
+    deadline = time.monotonic() + 60
+    while len(worker_pids(race.proc.pid)) < k or race.log.read_text().count(" listening ") < k:
+        if time.monotonic() > deadline or race.proc.poll() is not None:
+            raise RuntimeError(f"the {k} workers did not start; see {race.log}")
+        await asyncio.sleep(0.1)
+    echo_kb = await idle_connections(f"ws://127.0.0.1:{port}/", args.idle,
+                                     [e.pid for e in echoes], hello=False)  # fmt: skip
+    race_kb = await idle_connections(race.url, args.idle, worker_pids(race.proc.pid),
+                                     hello=True)  # fmt: skip
+    for p in (*echoes, race.proc):
+        p.send_signal(signal.SIGTERM)
+    for p in (*echoes, race.proc):
+        await asyncio.to_thread(p.wait, 60)
+    await drop_namespace(race.redis_url, race.namespace)
+    return echo_kb, race_kb
 
 
 def median_of(name: str, runs: list[Figures]) -> Figures:
@@ -721,19 +869,29 @@ def median_of(name: str, runs: list[Figures]) -> Figures:
 
 async def stored_moves(url: str, namespace: str, load: Load) -> tuple[int, int]:
     """(acknowledged moves found in Redis, acknowledged moves) over every bot game."""
+    counts = await stored_counts(url, namespace, list(load.acked_by_gid))
+    found = sum(min(c, a) for c, a in zip(counts, load.acked_by_gid.values(), strict=True))
+    return found, sum(load.acked_by_gid.values())
+
+
+async def stored_counts(url: str, namespace: str, gids: list[str]) -> list[int]:
+    """The length of each game's stored move list, in the order of `gids`."""
     import redis.asyncio as aioredis
 
     from server.store.keys import Keys
 
     r = aioredis.Redis.from_url(url)
     keys = Keys(namespace)
-    pipe = r.pipeline(transaction=False)
-    for gid in load.acked_by_gid:
-        pipe.llen(keys.game(gid).moves)  # type: ignore[union-attr]
-    counts = await pipe.execute()
-    await r.aclose()
-    found = sum(min(c, a) for c, a in zip(counts, load.acked_by_gid.values(), strict=True))
-    return found, sum(load.acked_by_gid.values())
+    counts: list[int] = []
+    try:
+        for at in range(0, len(gids), 1000):
+            pipe = r.pipeline(transaction=False)
+            for gid in gids[at : at + 1000]:
+                pipe.llen(keys.game(gid).moves)  # type: ignore[union-attr]
+            counts += await pipe.execute()
+    finally:
+        await r.aclose()
+    return counts
 
 
 async def list_length(url: str, key: str) -> int:

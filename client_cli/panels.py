@@ -153,17 +153,21 @@ def lobby_panel(session: GameSession, theme: Theme) -> Canvas:
 TIME_UP = "Time's up: the race ended before your game did."
 
 
-def result_panel(result: Result, me: str, theme: Theme, time_up: bool = False) -> Canvas:
+def result_panel(
+    result: Result, me: str, theme: Theme, time_up: bool = False, web: str = ""
+) -> Canvas:
     canvas = Canvas(MAIN_WIDTH)
-    for y, line in enumerate(result_lines(result, me, theme, time_up)):
+    for y, line in enumerate(result_lines(result, me, theme, time_up, web)):
         canvas.put_fragments(0, y, line)
     return canvas
 
 
 def result_lines(
-    result: Result, me: str, theme: Theme, time_up: bool = False
+    result: Result, me: str, theme: Theme, time_up: bool = False, web: str = ""
 ) -> list[list[Fragment]]:
-    """The standings; `time_up`: the time limit closed the race while one's game was open."""
+    """The standings; `time_up`: the time limit closed the race while one's game was open;
+    then how to replay any seat (one's own line as the example), and its web page (`web`:
+    the server's HTTP address, if known)."""
     strong, label = theme.style("class:title"), theme.style("class:label")
     lines: list[list[Fragment]] = [
         [(strong, f"Race {result.race} is over: {game_title(result.game)}")],
@@ -183,8 +187,23 @@ def result_lines(
             f"{s.score:>5} {s.moves:>5} {clock(s.time_ms):>7}"
         )
         lines.append([(style, text)])
+    lines += [[], *replay_lines(result, me, theme, web)]
     lines += [[], [(theme.style("class:status"), "Press Enter to leave.")]]
     return lines
+
+
+def replay_lines(result: Result, me: str, theme: Theme, web: str = "") -> list[list[Fragment]]:
+    """How to replay the race's seats: `solitaire replay CODE:LINE`, and the web page."""
+    lines = [s.player for s in result.standings]
+    mine = f"{result.race}:{lines.index(me) + 1 if me in lines else 1}"
+    label = theme.style("class:label")
+    out: list[list[Fragment]] = [
+        [(label, "Replays: "), ("", f"solitaire replay {mine}"),
+         (label, f" (lines 1-{len(lines)})")],
+    ]  # fmt: skip
+    if web:
+        out.append([("", f"{web}/replay/{mine}")])
+    return out
 
 
 def leaderboard_lines(

@@ -19,7 +19,9 @@ from client_cli.connection import ConnectError, Connection, ConnectionLost
 from client_cli.messages import ProtocolError, ServerError
 from client_cli.panels import leaderboard_lines, plain_text, result_lines
 from client_cli.play import Play
+from client_cli.replay import web_base
 from client_cli.session import GameSession
+from client_cli.share import share_text
 from client_cli.theme import Theme
 
 Setup = Callable[[Play, Connection], Awaitable[None]]
@@ -155,6 +157,7 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
         return fail(ctx.unreachable(exc))
     ctx.opened()
     session.me, session.my_name = welcome.player, welcome.name
+    session.web = web_base(ctx.server)
     play = Play(conn, session, PlainFront())
     front: Any = play.listener
     if not ctx.plain:
@@ -176,6 +179,9 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
             return fail(f"the server's answer cannot be read: {exc}")
         if ctx.plain:
             await _plain_loop(play)
+            share = daily_share(session, ctx.theme.unicode)
+            if share is not None:
+                PlainFront().message({"t": "share", "text": share})
         else:
             await _screen_loop(play, front)
             print(summary(session, ctx.theme))
@@ -254,13 +260,27 @@ def _stdin_lines() -> asyncio.Queue[str | None]:
     return queue
 
 
+SHARE_INTRO = "Share your result (no spoilers):"
+
+
+def daily_share(session: GameSession, unicode: bool) -> str | None:
+    """A finished daily's share text, with the player's rank on the board just fetched."""
+    board = session.leaderboard
+    if session.kind != "daily" or board is None or board.me is None or board.date == "all":
+        return None
+    return share_text(board.game, board.date, board.me, board.total, session.scores, unicode)
+
+
 def summary(session: GameSession, theme: Theme) -> str:
     """What stays on the terminal after the play screen closes."""
     plain = Theme(unicode=theme.unicode, colour=False)
     if session.result is not None:
-        return plain_text(result_lines(session.result, session.me, plain, session.time_up)[:-2])
+        lines = result_lines(session.result, session.me, plain, session.time_up, session.web)
+        return plain_text(lines[:-2])
     if session.leaderboard is not None:
-        return plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
+        board = plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
+        share = daily_share(session, theme.unicode)
+        return board if share is None else f"{board}\n\n{SHARE_INTRO}\n{share}"
     state = session.state
     if session.kind == "race" and session.race:
         if state is not None and not state.finished:
@@ -272,7 +292,10 @@ def summary(session: GameSession, theme: Theme) -> str:
     if session.kind == "practice":
         if state is not None and state.seed is not None:
             again = f"solitaire practice {session.game} --seed {state.seed}"
-            return f"Practice deal {state.seed}; play it again with: {again}"
+            text = f"Practice deal {state.seed}; play it again with: {again}"
+            if state.finished:
+                text += f"\nReplay this game with: solitaire replay {state.gid}"
+            return text
         return "Bye."
     if state is not None and not state.finished:
         return f"Your daily attempt stays open.\nCarry on with: solitaire daily {session.game}"

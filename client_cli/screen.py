@@ -173,7 +173,7 @@ class PlayScreen:
     def _main(self) -> StyleAndTextTuples:
         s = self.session
         if s.phase == "result" and s.result is not None:
-            canvas = result_panel(s.result, s.me, self.theme, s.time_up)
+            canvas = result_panel(s.result, s.me, self.theme, s.time_up, s.web)
         elif s.phase == "done" and s.leaderboard is not None:
             canvas = leaderboard_panel(s.leaderboard, s.me, self.theme)
         elif s.phase == "lobby":

@@ -59,6 +59,9 @@ class GameSession:
     notice_is_error: bool = False
     status: str = ""
     status_fades: bool = False  # good news ("Reconnected") gives way once the player types
+    web: str = ""  # the server's HTTP address (its replay pages), once connected
+    # One's own game's score after each move seen (move count -> score), for a daily's share.
+    scores: dict[int, int] = field(default_factory=dict)
     _legal: tuple[int, list[str]] | None = None
 
     # -- feeding -------------------------------------------------------------------------
@@ -142,6 +145,7 @@ class GameSession:
         was_finished = current is not None and current.finished
         self.state = state
         self.state_at = time.monotonic()
+        self.scores[state.n] = state.score
         if self.kind == "race":
             self.race = state.race
             if self.phase in ("connecting", "lobby"):

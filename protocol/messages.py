@@ -37,11 +37,13 @@ ALREADY_PLAYED = "already_played"
 NAME_TAKEN = "name_taken"
 NO_SPECTATORS = "no_spectators"
 RATE_LIMITED = "rate_limited"
+NOT_OVER = "not_over"
 UNAVAILABLE = "unavailable"
 INTERNAL = "internal"
 ERROR_CODES = (
     BAD_REQUEST, UNSUPPORTED_VERSION, AUTH_FAILED, NOT_FOUND, RACE_FULL, RACE_STARTED,
     NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, NAME_TAKEN, NO_SPECTATORS, RATE_LIMITED,
+    NOT_OVER,
     UNAVAILABLE, INTERNAL,
 )  # fmt: skip
 
@@ -80,6 +82,7 @@ DateText = Annotated[str, Meta(min_length=1, max_length=16)]
 Limit = Annotated[int, Meta(ge=1), Bound("leaderboard_max_rows")]  # rows of a leaderboard page
 PlayerId = Annotated[str, Meta(min_length=1, max_length=32)]
 BotCount = Annotated[int, Meta(ge=0), Bound("max_players", offset=-1)]  # the host takes a seat
+SeatLine = Annotated[int, Meta(ge=1), Bound("max_players")]  # a line of a race's standings
 
 
 def _check_game(game: str) -> None:
@@ -208,11 +211,31 @@ class Hint(Request, tag="hint"):
     gid: Gid
 
 
+class Replay(Request, tag="replay"):
+    """A finished game's deal, moves and result (server/play/replays.py), by `gid` or by
+    `race` and `seat` (the seat's line in the race's standings, from 1); `start`: the first
+    move of the page of moves wanted (a reply carries at most `replay_page_moves`)."""
+
+    gid: Gid | None = None
+    race: RaceCode | None = None
+    seat: SeatLine | None = None
+    start: MoveCount = 0
+
+    def check(self, limits: Limits) -> str | None:
+        if self.gid is not None:
+            if self.race is not None or self.seat is not None:
+                return "name the game by `gid`, or by `race` and `seat`, not both"
+            return None
+        if self.race is None or self.seat is None:
+            return "name the game by `gid`, or by `race` and `seat` (its line in the standings)"
+        return None
+
+
 # Every request type the server decodes; the daily helper's messages are listed
 # here too (their handlers are registered in server/play/handlers.py).
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
-    Practice, Undo, Hint, Watch,
+    Practice, Undo, Hint, Replay, Watch,
 )  # fmt: skip
 
 
@@ -400,6 +423,41 @@ class StatsReply(Message, tag="stats"):
     games: dict[str, GameStats]
 
 
+class ReplayResult(msgspec.Struct, omit_defaults=True):
+    """How a replayed game ended, as stored: what its last position must show."""
+
+    score: int
+    max_score: int
+    moves: int  # the engine's count of the player's moves
+    won: bool
+    over: bool
+    resigned: bool
+    timed_out: bool  # closed by its race's time limit or the end of its day
+    time_ms: int
+    rank: int | None = None  # in its race, or on its day's board
+    of: int | None = None  # seats of the race, or entries of the board
+
+
+class ReplayReply(Message, tag="replay"):
+    """The `replay` message (and the JSON of /replay/ID.json): replay `moves` from `start`
+    on the deal of `seed` with the engine (`engine.replay(game, seed, moves)`)."""
+
+    gid: str
+    kind: str  # "race", "daily" or "practice" (a str, as in `state`)
+    game: str
+    seed: int
+    player: str
+    name: str
+    n: int  # moves in the whole game
+    start: int  # the index of moves[0] in the game's moves
+    moves: list[str]
+    result: ReplayResult
+    race: str | None = None
+    date: str | None = None
+    # A race seat's: the race's standings, whose lines are the seats of `replay {race, seat}`.
+    standings: list[Standing] | None = None
+
+
 class Error(Message, tag="error"):
     code: str
     msg: str
@@ -408,7 +466,7 @@ class Error(Message, tag="error"):
 # Every message type the server sends, as a client decodes them (protocol/decoding.py).
 MESSAGE_TYPES: tuple[type[Message], ...] = (
     State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, DailyStatus,
-    LeaderboardReply, StatsReply, Error, SeatBoard,
+    LeaderboardReply, StatsReply, ReplayReply, Error, SeatBoard,
 )  # fmt: skip
 
 

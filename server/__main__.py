@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 from server import logs
 from server.config import Config
-from server.runner import serve
+from server.runner import raise_open_files, serve
 from server.store.embedded import DataDirInUse, EmbeddedRedis
+from server.workers import supervise, worker_count
 
 log = logging.getLogger("server")
 
@@ -18,6 +19,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = Config.from_args(argv)
     logs.setup(config.log_level, config.log_format)
     log.info("settings: %s", config.describe())
+    raise_open_files()
+    workers = worker_count(config.workers)
     embedded: EmbeddedRedis | None = None
     url = config.redis_url
     if config.redis_cluster and not url:
@@ -34,7 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.error("could not start the embedded Redis: %s", exc)
             return 1
     try:
-        return serve(config, url, embedded)
+        if workers == 1:
+            return serve(config, url, embedded)
+        return supervise(config, url, workers, embedded)
     finally:
         if embedded is not None:
             embedded.stop()

@@ -18,7 +18,7 @@ from server.config import Config
 from server.daily.deals import DailyDeals
 from server.daily.service import DailyRequests, DailyService
 from server.edge.admission import Admission, NewPlayers
-from server.edge.connection import InboxConnection, Limits, serve_connections
+from server.edge.connection import InboxConnection, Limits, Listen, serve_connections
 from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
@@ -33,6 +33,7 @@ from server.play.players import Players
 from server.play.practice import Practice
 from server.play.presence import Presence
 from server.play.races import Races
+from server.play.replays import Replays
 from server.play.spectators import Spectating
 from server.solver_pool import SolverPool
 from server.store.bus import Bus
@@ -45,9 +46,10 @@ log = logging.getLogger(__name__)
 class App:
     """One server process: the store, the bus, the services of each layer, the sessions."""
 
-    def __init__(self, config: Config, redis_url: str) -> None:
+    def __init__(self, config: Config, redis_url: str, listen: Listen | None = None) -> None:
         self.config = config
         self.redis_url = redis_url
+        self.listen = listen
         self.clock = Clock(config.clock_offset_s)
         self.instance = secrets.token_hex(6)
         self.metrics = Metrics()
@@ -75,6 +77,7 @@ class App:
         self.practice = Practice(
             self.store, self.cache, self.moves, self.solver, self.clock, config, deliver
         )
+        self.replays = Replays(self.store, self.clock, config)
         self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)
         self.daily: DailyService | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -113,6 +116,7 @@ class App:
                 self.moves,
                 self.practice,
                 DailyRequests(self.daily, self.cache, self.clock.now_ms),
+                self.replays,
                 self.spectating,
             ),
             spawn=self.spawn,
@@ -125,11 +129,15 @@ class App:
             health=self.store.ping,
             metrics=self.metrics,
             daily=self.daily,
+            replays=self.replays,
             races=self.spectating,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stop.set)
+        # A worker of `--workers` starts with both blocked (server/workers.py says why): one
+        # that came during its start-up is delivered now, to the handler above.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGTERM, signal.SIGINT))
         # Races whose time ran out while no server was up are closed before anyone connects,
         # so that nobody is welcomed back into a race that is over.
         await self._reap(full=True)
@@ -149,6 +157,7 @@ class App:
             routes=routes,
             limits=limits,
             admission=self.admission,
+            listen=self.listen,
         ) as server:
             self.port = server.sockets[0].getsockname()[1] if server.sockets else cfg.port
             log.info(

@@ -87,6 +87,9 @@ class Config:
     max_watched_races_per_connection: int = 4
 
     # Process behaviour.
+    # Server processes serving the port, each an instance of its own on the shared store
+    # (server/workers.py); 0: one per CPU core the process may use.
+    workers: int = 1
     event_loop: str = "uvloop"  # or "asyncio"; uvloop takes about a tenth off a move's CPU
     game_cache_size: int = 20_000  # games kept replayed in memory
     # Allocations between collections of the youngest generation (Python's default 700
@@ -115,6 +118,11 @@ class Config:
     # Practice games (server/play/practice.py).
     hint_budget_s: float = 1.0
     practice_ttl_s: int = 7 * 24 * 3600  # an idle practice game is forgotten after this
+    # Replays (server/play/replays.py).
+    replay_page_moves: int = 2000  # moves in one `replay` reply (a frame of about 15 KB)
+    replay_chunk_moves: int = 200  # moves (about a millisecond) a replay page replays at a time
+    replay_checkpoint_moves: int = 1000  # a replay page's memo keeps every so many positions
+    replay_memo_size: int = 256  # games whose positions the replay pages keep
     # Bots (server/play/bots.py).
     bot_think_scale: float = 1.0  # multiplies every bot's think time (tests use 0.01)
     bot_lease_s: float = 10.0  # an instance drives a race's bots while it renews this lease
@@ -243,6 +251,19 @@ def _networks(raw: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+MAX_WORKERS = 256
+
+
+def _workers(raw: str) -> int:
+    value = int(raw)
+    if not 0 <= value <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"0 (one per core) to {MAX_WORKERS}, not {raw!r}")
+    return value
+
+
+_workers.__name__ = "int"  # argparse says "invalid int value", not "invalid _workers"
+
+
 def _port(raw: str) -> int:
     value = int(raw)
     if not 0 <= value <= 65535:
@@ -335,6 +356,9 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                                 _positive(int),
                                 "connections of this process that may watch one race at once; "
                                 "beyond: race_full (default 1000)"),
+    "workers": ("--workers", "SOLITAIRE_WORKERS", _workers,
+                "server processes sharing the port and the store, each an instance of its "
+                "own; 0: one per CPU core (default 1)"),
     "event_loop": ("--event-loop", "SOLITAIRE_EVENT_LOOP", _event_loop,
                    "uvloop, or asyncio: the standard library's loop (default uvloop)"),
     "solver_workers": ("--solver-workers", "SOLITAIRE_SOLVER_WORKERS", _positive(int),
@@ -347,6 +371,9 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                             "0: only when a player asks (default 1)"),
     "hint_budget_s": ("--hint-budget-s", "SOLITAIRE_HINT_BUDGET_S", _positive(float),
                       "seconds of search for one practice hint (default 1)"),
+    "replay_page_moves": ("--replay-page-moves", "SOLITAIRE_REPLAY_PAGE_MOVES", _positive(int),
+                          "most moves in one replay reply; longer games come in pages "
+                          "(default 2000)"),
     "bot_think_scale": ("--bot-think-scale", "SOLITAIRE_BOT_THINK_SCALE", _positive(float),
                         "factor on every bot's think time; 0.01 for tests (default 1)"),
     "bot_lease_s": ("--bot-lease-s", "SOLITAIRE_BOT_LEASE_S", _positive(float),

@@ -14,6 +14,7 @@ class JsonFormatter(logging.Formatter):
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
             + f".{int(record.msecs):03d}Z",
             "level": record.levelname,
+            "pid": record.process,  # which worker of `--workers` says it
             "logger": record.name,
             "msg": record.getMessage(),
         }
@@ -28,7 +29,9 @@ def setup(level: str, fmt: str) -> None:
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        # The pid says which worker of `--workers` (server/workers.py) says it.
+        text = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
+        handler.setFormatter(logging.Formatter(text))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

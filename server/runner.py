@@ -6,12 +6,17 @@ import asyncio
 import contextlib
 import logging
 import os
+import resource
 import signal
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from server.config import Config
 from server.store.embedded import EmbeddedRedis
 from server.store.errors import STORE_ERRORS
+
+if TYPE_CHECKING:
+    from server.edge.connection import Listen
 
 log = logging.getLogger("server")
 
@@ -28,7 +33,34 @@ def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
     return None  # asyncio's default
 
 
-def serve(config: Config, redis_url: str, embedded: EmbeddedRedis | None = None) -> int:
+def raise_open_files() -> None:
+    """Lifts this process's open-file limit (each connection holds one) to the most it may
+    have, the hard limit: many systems start a process at a soft limit of 1024, which would
+    turn players away at about a thousand connections. Child processes inherit it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == hard:
+        log.info("open-file limit: %s (its hard limit already)", _limit_text(soft))
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError) as exc:  # an unlimited hard limit some platforms refuse
+        log.warning("open-file limit stays %s: cannot raise it to the hard limit %s (%s)",
+                    _limit_text(soft), _limit_text(hard), exc)  # fmt: skip
+        return
+    log.info("open-file limit raised from %s to %s (its hard limit)",
+             _limit_text(soft), _limit_text(hard))  # fmt: skip
+
+
+def _limit_text(value: int) -> str:
+    return "unlimited" if value == resource.RLIM_INFINITY else str(value)
+
+
+def serve(
+    config: Config,
+    redis_url: str,
+    embedded: EmbeddedRedis | None = None,
+    listen: Listen | None = None,
+) -> int:
     """Serves until SIGTERM or SIGINT; the process's exit code.
 
     With `embedded`, the store this process started is watched meanwhile and started again
@@ -44,7 +76,7 @@ def serve(config: Config, redis_url: str, embedded: EmbeddedRedis | None = None)
 
     try:
         with asyncio.Runner(loop_factory=loop_factory(config.event_loop)) as runner:
-            runner.run(_run(config, redis_url, embedded, give_up))
+            runner.run(_run(config, redis_url, embedded, listen, give_up))
     except KeyboardInterrupt:
         pass
     except STORE_ERRORS as exc:
@@ -54,11 +86,15 @@ def serve(config: Config, redis_url: str, embedded: EmbeddedRedis | None = None)
 
 
 async def _run(
-    config: Config, redis_url: str, embedded: EmbeddedRedis | None, give_up: Callable[[], None]
+    config: Config,
+    redis_url: str,
+    embedded: EmbeddedRedis | None,
+    listen: Listen | None,
+    give_up: Callable[[], None],
 ) -> None:
     from server.app import App  # imported late so that --help stays fast
 
-    app = App(config, redis_url)
+    app = App(config, redis_url, listen)
     if embedded is None:
         await app.run()
         return

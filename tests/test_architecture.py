@@ -22,7 +22,7 @@ PACKAGES = ("protocol", "server", "engine", "client_cli")
 # ---------------------------------------------------------------- the rules, as data
 
 # The process itself: the server package's own module, its entry point, loop and wiring.
-TOP = ("server", "server.app", "server.runner", "server.__main__")
+TOP = ("server", "server.app", "server.runner", "server.workers", "server.__main__")
 
 # Layers, lowest first. A module may import from its own layer or a lower one, never from a
 # higher one: then each layer can be read, tested and replaced knowing only what is below.

@@ -24,6 +24,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "client_cli.commands.practice",
     "client_cli.commands.solve",
     "client_cli.commands.account",
+    "client_cli.commands.replay",
 )
 
 

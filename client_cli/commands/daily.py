@@ -18,8 +18,17 @@ from client_cli.connection import Connection
 from client_cli.messages import ServerError, as_plain
 from client_cli.panels import leaderboard_lines, plain_text
 from client_cli.play import AROUND_ME_LIMIT, Play
-from client_cli.runner import Context, PlainFront, SetupEnded, ask_yes_no, fail, play_game
+from client_cli.runner import (
+    SHARE_INTRO,
+    Context,
+    PlainFront,
+    SetupEnded,
+    ask_yes_no,
+    fail,
+    play_game,
+)
 from client_cli.session import GameSession
+from client_cli.share import share_text
 from client_cli.theme import Theme
 
 PLAYED = "You have played today's deal already; here is where you stand."
@@ -120,4 +129,7 @@ async def where_i_stand(ctx: Context, game: str) -> int:
     plain = Theme(unicode=ctx.theme.unicode, colour=False)
     print(PLAYED)
     print(plain_text(leaderboard_lines(board, me, plain)))
+    # The moves' scores are not known here: the share text comes without its picture.
+    share = share_text(board.game, board.date, board.me, board.total, {}, ctx.theme.unicode)
+    print(f"\n{SHARE_INTRO}\n{share}")
     return 0

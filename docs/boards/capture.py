@@ -1,23 +1,28 @@
 """Regenerate the board captures in this folder from real runs of `solitaire`.
 
-    .venv/bin/python docs/boards/capture.py
+    .venv/bin/python docs/boards/capture.py [WHAT ...]
 
 Starts a server (embedded store in a temporary directory), and for each game a
 two-player race on deal 1 in an 80x24 tmux pane; plays a few moves chosen with
 the engine, then saves `tmux capture-pane` text as docs/boards/<game>.txt. Also
 saves the lobby (lobby.txt) and, after winning Quatorze deal 1, the wait for the
-other player (race-waiting.txt) and, once they resign, the standings
-(race-result.txt).
+other player (race-waiting.txt), once they resign, the standings
+(race-result.txt), and that race played back by `solitaire replay` (replay.txt);
+then a daily attempt's end with its share text (daily-share.txt). WHAT names the
+captures to make (a game, or daily-share; quatorze makes the race and replay
+ones); none: all of them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 import engine
@@ -25,6 +30,7 @@ import engine
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 from support.server_proc import ServerProcess  # noqa: E402
+from support.ws_client import Client  # noqa: E402
 
 # Quatorze deal 1 is won by these 26 removals (tests/client/client_deals.py checks it).
 QUATORZE_WIN = [
@@ -90,13 +96,62 @@ class Pane:
         raise RuntimeError(f"{text!r} never appeared:\n{self.screen()}\n{others}")
 
 
-def main() -> None:
+def daily_share(server: ServerProcess, sock: Path, tmp: str) -> None:
+    """carol plays a few pairs of today's Quatorze, resigns, leaves: the summary and its
+    share text (moves chosen from the view through a second connection of hers)."""
+    env = f"env XDG_CONFIG_HOME={tmp}/c LANG=C.UTF-8 TERM=xterm-256color"
+    args = f"--server {server.ws_url} --name carol daily quatorze"
+    carol = Pane(sock, "daily", f"{env} {BIN}/solitaire {args}")
+    carol.wait("Moves  0")
+    config = tomllib.loads((Path(tmp) / "c" / "solitaire-race" / "config.toml").read_text())
+    token = config["tokens"][server.ws_url]
+
+    async def peek() -> dict:
+        async with Client.connect(server.ws_url) as client:
+            await client.hello("carol", token=token)
+            return await client.request({"t": "daily", "game": "quatorze"})
+
+    for n in range(1, 7):
+        state = asyncio.run(peek())
+        if state["t"] != "state":  # the attempt ended: no move left
+            break
+        carol.enter(sorted(engine.legal_moves_from_view(state["view"]))[0])
+        carol.wait(f"Moves  {n}")
+    if "you are #1" not in carol.screen():
+        carol.enter("resign")
+        carol.wait("Resign?")
+        carol.enter("y")
+    carol.wait("you are #1")
+    carol.enter()
+    screen = carol.wait("no spoilers")
+    time.sleep(0.3)
+    (OUT / "daily-share.txt").write_text(carol.screen().rstrip() + "\n")
+    print(f"daily-share: {screen.count(chr(10))} lines")
+
+
+def replay(server: ServerProcess, sock: Path, tmp: str, code: str) -> None:
+    """The Quatorze race just finished, alice's seat played back to its 6th move."""
+    env = f"env XDG_CONFIG_HOME={tmp}/v LANG=C.UTF-8 TERM=xterm-256color"
+    viewer = Pane(sock, "replay", f"{env} {BIN}/solitaire --server {server.ws_url} "
+                  f"--name viewer replay {code}:1")  # fmt: skip
+    viewer.wait("Move   0 / 26")
+    for n in range(1, 7):
+        viewer.tmux("send-keys", "-t", viewer.name, "Right")
+        screen = viewer.wait(f"Move   {n} / 26")
+    (OUT / "replay.txt").write_text(screen.rstrip() + "\n")
+
+
+def main(what: list[str]) -> None:
+    games = (("doublets", 12), ("quatorze", 6), ("bakers_game", 11), ("hopscotch", 24))
     with tempfile.TemporaryDirectory() as tmp:
         server = ServerProcess(None, "boards", Path(tmp) / "server").start()
         sock = Path(tmp) / "tmux"
         try:
-            for game, count in (("doublets", 12), ("quatorze", 6), ("bakers_game", 11),
-                                ("hopscotch", 24)):  # fmt: skip
+            if not what or "daily-share" in what:
+                daily_share(server, sock, tmp)
+            for game, count in games:
+                if what and game not in what:
+                    continue
                 env = f"env XDG_CONFIG_HOME={tmp}/a LANG=C.UTF-8 TERM=xterm-256color"
                 args = f"--server {server.ws_url} --name alice race new {game} --seed 1"
                 args += f" --log-file {LOGS}/alice-{game}.log"
@@ -130,10 +185,11 @@ def main() -> None:
                     bob.enter("y")
                     result = alice.wait(f"Race {code} is over")
                     (OUT / "race-result.txt").write_text(result.rstrip() + "\n")
+                    replay(server, sock, tmp, code)
         finally:
             subprocess.run(["tmux", "-S", str(sock), "kill-server"], capture_output=True)
             server.stop()
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

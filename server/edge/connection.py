@@ -19,6 +19,7 @@ import contextlib
 import http
 import logging
 import random
+import socket
 import struct
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
@@ -557,6 +558,17 @@ class InboxConnection(asyncio.Protocol):
             self._drained = None
 
 
+@dataclass(frozen=True)
+class Listen:
+    """How the server takes its port when several processes serve it (server/workers.py):
+    `reuse_port` binds a socket of its own beside the others' (SO_REUSEPORT: the kernel
+    spreads new connections over them); `sock` is a listening socket made elsewhere and
+    shared (where the platform has no SO_REUSEPORT). Neither: a socket of its own, alone."""
+
+    reuse_port: bool = False
+    sock: socket.socket | None = None
+
+
 class ConnectionServer:
     """Listens, and serves each connection: HTTP `routes` first (a response ends the
     connection; None goes on to the WebSocket handshake), then `handler` for each open
@@ -569,11 +581,13 @@ class ConnectionServer:
 
     def __init__(self, handler: Handler, routes: Routes, host: str | None, port: int | None,
                  limits: Limits, take_frames: bool = True,
-                 admission: Admission | None = None) -> None:  # fmt: skip
+                 admission: Admission | None = None,
+                 listen: Listen | None = None) -> None:  # fmt: skip
         self.handler = handler
         self.routes = routes
         self.host = host
         self.port = port
+        self.listen = listen or Listen()
         self.limits = limits
         self.take_frames = take_frames
         self.admission = admission  # None: no limits on connections
@@ -586,7 +600,12 @@ class ConnectionServer:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         factory = self._connection
-        self._server = await loop.create_server(factory, self.host, self.port)
+        if self.listen.sock is not None:
+            self._server = await loop.create_server(factory, sock=self.listen.sock)
+        else:
+            self._server = await loop.create_server(
+                factory, self.host, self.port, reuse_port=self.listen.reuse_port or None
+            )
 
     def _connection(self) -> InboxConnection:
         return InboxConnection(self, take_frames=self.take_frames)
@@ -651,6 +670,9 @@ def serve_connections(
     limits: Limits | None = None,
     take_frames: bool = True,
     admission: Admission | None = None,
+    listen: Listen | None = None,
 ) -> ConnectionServer:
     """A server for `async with`: it listens on entry and closes everything on exit."""
-    return ConnectionServer(handler, routes, host, port, limits or Limits(), take_frames, admission)
+    return ConnectionServer(
+        handler, routes, host, port, limits or Limits(), take_frames, admission, listen
+    )

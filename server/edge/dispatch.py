@@ -17,6 +17,7 @@ from server.play.moves import Moves
 from server.play.players import Who
 from server.play.practice import Practice
 from server.play.races import Races
+from server.play.replays import Replays
 from server.play.spectators import Spectating
 
 Handler = Callable[[Who, Any], Awaitable[list[p.Message]]]
@@ -27,6 +28,7 @@ def build_handlers(
     moves: Moves,
     practice: Practice,
     daily: DailyRequests,
+    replays: Replays,
     spectating: Spectating,
 ) -> dict[type[p.Request], Handler]:
     return {
@@ -42,5 +44,6 @@ def build_handlers(
         p.Practice: practice.practice,
         p.Undo: practice.undo,
         p.Hint: practice.hint,
+        p.Replay: replays.replay,
         p.Watch: spectating.watch,
     }

@@ -8,17 +8,21 @@
     GET /leaderboard/GAME                 302 to today's board of GAME
     GET /leaderboard/GAME/DATE            the board as a static HTML page (DATE: YYYY-MM-DD or all)
     GET /leaderboard/GAME/DATE.json       the same board as JSON, the `leaderboard` message's fields
+    GET /replay/ID?n=K                    a finished game after K moves (ID: a gid, or RACE:SEAT)
+    GET /replay/ID.json                   its deal, moves and result, the `replay` message's fields
     GET /race/CODE                        a race as its spectators see it (reloads itself while on)
 
 Any other path except the WebSocket endpoint is 404. Unknown games, malformed dates and days
-that have not begun are 404 with a short plain-text reason, and so are unknown races; a race
-that takes no spectators is 403. `/leaderboard.json` redirects
-rather than answering itself, so that the board has one address and its caching is the
-board's own.
+that have not begun are 404 with a short plain-text reason; so are unknown replays (and every
+practice game: nobody is known on the web), while a game not yet shown (its race running, its
+day not over) is 403. Unknown races are 404 too, and a race that takes no spectators is 403.
+`/leaderboard.json` redirects rather than answering itself, so that the board has one address
+and its caching is the board's own.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import email.utils
 import http
 import logging
@@ -32,13 +36,17 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+import engine
 import protocol as p
 from server.edge import pages
+from server.edge.pages import replay as replay_page
 from server.edge.pages.race import render_race
 from server.metrics import Metrics
+from server.play.replays import parse_ref, replay_message
 
 if TYPE_CHECKING:
     from server.daily.service import DailyService
+    from server.play.replays import Replays
     from server.play.spectators import Spectating
 
 log = logging.getLogger(__name__)
@@ -80,6 +88,7 @@ class HttpRoutes:
         health: Callable[[], Awaitable[bool]],
         metrics: Metrics,
         daily: DailyService | None = None,
+        replays: Replays | None = None,
         races: Spectating | None = None,
         on_scrape: Callable[[], Awaitable[None]] | None = None,
         ws_path: str = "/ws",
@@ -87,6 +96,7 @@ class HttpRoutes:
         self.health = health
         self.metrics = metrics
         self.daily = daily
+        self.replays = replays
         self.races = races
         self.on_scrape = on_scrape
         self.ws_path = ws_path
@@ -128,6 +138,8 @@ class HttpRoutes:
             return _redirect(board + ".json")
         if path == "/leaderboard" or path.startswith("/leaderboard/"):
             return await self.leaderboard(path, query)
+        if path.startswith("/replay/"):
+            return await self.replay(unquote(path[len("/replay/") :]), query)
         if path.startswith("/race/"):
             return await self.race(path)
         return text(404, "not found")
@@ -191,6 +203,7 @@ class HttpRoutes:
             body = self._json.encode(daily.leaderboard_message(board, deal))
             return _response(200, body, "application/json", {"Cache-Control": cache})
         self.metrics.leaderboard_requests.labels("html").inc()
+        replays = self.replays
         html = pages.render_leaderboard(
             board,
             games=daily.games,
@@ -198,6 +211,9 @@ class HttpRoutes:
             seed=deal.seed if deal is not None else None,
             par=deal.par if deal is not None else None,
             line=deal.line if deal is not None and deal.proven else None,
+            replays=deal is not None
+            and replays is not None
+            and replays.linkable(dt.date.fromisoformat(board.date)),
         )
         return _response(
             200,
@@ -205,6 +221,42 @@ class HttpRoutes:
             "text/html; charset=utf-8",
             {"Cache-Control": cache, "Content-Security-Policy": PAGE_CSP},
         )
+
+    async def replay(self, ident: str, query: dict[str, list[str]]) -> Response:
+        replays = self.replays
+        if replays is None:
+            return text(404, "replays are not served here")
+        as_json = ident.endswith(".json")
+        if as_json:
+            ident = ident[: -len(".json")]
+        try:
+            gid, race, seat = parse_ref(ident)
+            game = await replays.find(gid, race, seat)  # nobody is known on the web
+        except p.Refused as refused:
+            status = {p.NOT_OVER: 403, p.BAD_REQUEST: 400}.get(refused.code, 404)
+            return text(status, refused.message)
+        # A game shown never changes again (a daily past its day is closed as it stood).
+        cache = {"Cache-Control": "public, max-age=300"}
+        last = game.record.n
+        if as_json:
+            message = replay_message(game, await replays.moves(game))
+            return _response(200, self._json.encode(message), "application/json", cache)
+        n = 0
+        if "n" in query:
+            try:
+                n = int(query["n"][0])
+            except ValueError:
+                n = -1
+            if not 0 <= n <= last:
+                return text(400, f"n must be 0 to {last}: the moves played before the board")
+        # Only the moves the page lists are read, and the engine replays from a position
+        # kept on the way: a long game's page costs about what a short one's does.
+        lo, hi = max(0, n - replay_page.MOVES_AROUND), min(last, n + replay_page.MOVES_AROUND)
+        message = replay_message(game, await replays.moves(game, lo, hi), lo)
+        position = await replays.position(game, n)
+        html = replay_page.render_replay(message, n, engine.render_text(position.view()))
+        headers = {**cache, "Content-Security-Policy": replay_page.REPLAY_CSP}
+        return _response(200, html.encode(), "text/html; charset=utf-8", headers)
 
 
 def _redirect(location: str) -> Response:

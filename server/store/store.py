@@ -375,6 +375,14 @@ class Store:
         self._queue_records(pipe, gids)
         return self._records(gids, await pipe.execute())
 
+    async def game_moves(self, gid: str, start: int, stop: int) -> list[str]:
+        """Moves `start` to `stop` (excluded) of a game's move list: a replay reads only
+        the part it shows, never a long game's whole list for one page."""
+        keys = self.game_keys(gid)
+        if keys is None or stop <= start:
+            return []
+        return list(await self.redis.lrange(keys.moves, start, stop - 1))
+
     def _queue_records(self, pipe: Any, gids: Sequence[str]) -> None:
         for gid in gids:
             keys = self.keys.game(gid)

@@ -27,8 +27,17 @@ def test_race_standings_with_the_seed() -> None:
         " 1  ann           won         52    91    5:01",
         " 2  bo            resigned    17    40    1:05",
         "",
+        "Replays: solitaire replay 7K3M2P:2 (lines 1-2)",
+        "",
         "Press Enter to leave.",
     ])  # fmt: skip
+    # Knowing the server's address, the result links one's own seat's replay page too (a
+    # seat not in the standings, a spectator's, gets the winner's).
+    lines = plain_text(result_lines(result, "x", PLAIN, web="http://game.example:8765"))
+    assert lines.splitlines()[-4:-2] == [
+        "Replays: solitaire replay 7K3M2P:1 (lines 1-2)",
+        "http://game.example:8765/replay/7K3M2P:1",
+    ]
 
 
 def test_daily_board_around_me_and_all_time_board() -> None:

@@ -19,6 +19,7 @@ from deploy_files import DOCKERFILE, ROOT, Stage, image_stages
 from support.debian import debian_tool
 
 from server.config import SETTINGS, Config
+from server.workers import stop_timeout_s, usable_cpus, worker_count
 
 COMPOSE = ROOT / "docker-compose.yml"
 CLUSTER_OVERRIDE = ROOT / "deploy" / "compose.redis-cluster.yml"
@@ -104,6 +105,14 @@ def test_image_environment_is_known_to_the_server_and_serves_on_all_interfaces(
     ]
     assert "REDIS_URL" not in env, "the image must not bake in a store address"
     assert "SOLITAIRE_SECRET" not in env
+
+
+def test_image_runs_one_worker_per_core(final: Stage) -> None:
+    env = final.env()
+    ours = {k: v for k, v in env.items() if k in SERVER_ENV}
+    config = Config.from_args([], ours)
+    assert config.workers == 0
+    assert worker_count(config.workers) == usable_cpus() >= 1
 
 
 def test_image_healthcheck_probes_healthz_with_the_interpreter(final: Stage) -> None:
@@ -268,9 +277,11 @@ def test_compose_health_checks_and_start_order(compose: dict) -> None:
         probe = " ".join(svc["healthcheck"]["test"])
         assert f"127.0.0.1:{DEFAULT_PORT}/healthz" in probe, name
         assert svc["depends_on"]["redis"]["condition"] == "service_healthy", name
-        # A draining server must get longer than its own shutdown grace before SIGKILL.
+        # A draining server must get longer than its own shutdown grace before SIGKILL, and
+        # longer than its supervisor gives its workers.
         grace = int(str(svc["stop_grace_period"]).rstrip("s"))
         assert grace > Config().shutdown_grace_s, name
+        assert grace > stop_timeout_s(Config()), name
     assert "ping" in " ".join(services["redis"]["healthcheck"]["test"])
 
 
@@ -287,6 +298,15 @@ def test_compose_sets_only_variables_the_server_knows(compose: dict) -> None:
         assert set(env) <= SERVER_ENV, f"{name}: {set(env) - SERVER_ENV}"
         assert env["REDIS_URL"].startswith("redis://redis:6379")
         assert env.get("SOLITAIRE_LOG_FORMAT") == "json"
+
+
+def test_compose_runs_a_worker_per_core_under_an_init(compose: dict) -> None:
+    for name, svc in server_services(compose).items():
+        # One per core unless the host sets SOLITAIRE_WORKERS.
+        assert env_map(svc)["SOLITAIRE_WORKERS"] == "${SOLITAIRE_WORKERS:-0}", name
+        assert Config.from_args([], {"SOLITAIRE_WORKERS": "0"}).workers == 0
+        # PID 1 reaps what a killed worker leaves behind and forwards SIGTERM.
+        assert svc.get("init") is True, name
 
 
 def test_scale_profile_runs_three_instances_behind_the_balancer(compose: dict) -> None:

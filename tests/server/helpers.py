@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from support.ws_client import Client
+from websockets.exceptions import ConnectionClosed
 
 import engine
 
@@ -71,3 +73,19 @@ async def seat_race(
 async def close_all(seats: list[Seat]) -> None:
     for s in seats:
         await s.client.close()
+
+
+async def play_until_cut(client: Client, gid: str, game: str, seed: int, log: dict) -> None:
+    """Play legal moves as fast as replies come; record what was sent and what acknowledged."""
+    g = engine.new_game(game, seed)
+    with contextlib.suppress(ConnectionClosed, ConnectionError, TimeoutError, OSError):
+        while g.legal_moves():
+            m = sorted(g.legal_moves())[0]
+            log["in_flight"] = m
+            reply = await client.request({"t": "move", "gid": gid, "n": len(log["acked"]), "m": m})
+            if reply.get("code") == "unavailable":  # the server is shutting down
+                return
+            assert reply["t"] == "state", reply
+            g.play(m)
+            log["acked"].append(m)
+            log["in_flight"] = None

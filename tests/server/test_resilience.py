@@ -3,32 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import redis.asyncio as aioredis
-from helpers import close_all, seat_race
+from helpers import close_all, play_until_cut, seat_race
 from support.server_proc import ServerProcess
 from support.ws_client import Client
-from websockets.exceptions import ConnectionClosed
 
 import engine
 from server.store.keys import Keys
-
-
-async def _play_until_cut(client: Client, gid: str, game: str, seed: int, log: dict) -> None:
-    """Play legal moves as fast as replies come; record what was sent and what acknowledged."""
-    g = engine.new_game(game, seed)
-    with contextlib.suppress(ConnectionClosed, ConnectionError, TimeoutError, OSError):
-        while g.legal_moves():
-            m = sorted(g.legal_moves())[0]
-            log["in_flight"] = m
-            reply = await client.request({"t": "move", "gid": gid, "n": len(log["acked"]), "m": m})
-            if reply.get("code") == "unavailable":  # the server is shutting down
-                return
-            assert reply["t"] == "state", reply
-            g.play(m)
-            log["acked"].append(m)
-            log["in_flight"] = None
 
 
 async def test_sigkill_mid_race_loses_no_acknowledged_move(servers):
@@ -37,7 +19,7 @@ async def test_sigkill_mid_race_loses_no_acknowledged_move(servers):
     code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "doublets", 11)
     ann, bob = seats
     log: dict = {"acked": [], "in_flight": None}
-    player = asyncio.create_task(_play_until_cut(ann.client, ann.gid, "doublets", 11, log))
+    player = asyncio.create_task(play_until_cut(ann.client, ann.gid, "doublets", 11, log))
     while len(log["acked"]) < 30:  # Doublets has well over 100 moves: kill mid-game
         await asyncio.sleep(0.001)
     server.kill()
@@ -244,7 +226,7 @@ async def test_sigterm_closes_clients_with_1001_and_keeps_moves(servers):
     _code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "doublets", 11)
     ann, _bob = seats
     log: dict = {"acked": [], "in_flight": None}
-    player = asyncio.create_task(_play_until_cut(ann.client, ann.gid, "doublets", 11, log))
+    player = asyncio.create_task(play_until_cut(ann.client, ann.gid, "doublets", 11, log))
     while len(log["acked"]) < 20:
         await asyncio.sleep(0.001)
     # In a thread: our clients must keep answering the closing handshake meanwhile.

@@ -25,6 +25,8 @@ def test_flags_and_environment_give_the_same_values():
         ({"SOLITAIRE_REDIS_CLUSTER": "maybe"}, "not a boolean: 'maybe'"),
         ({"SOLITAIRE_MAX_CONNECTIONS": "-1"}, "must be 0 (no limit) or more: '-1'"),
         ({"SOLITAIRE_TRUSTED_PROXIES": "10.0.0.1,proxy"}, "not an address or network: 'proxy'"),
+        ({"SOLITAIRE_WORKERS": "-1"}, "SOLITAIRE_WORKERS (or --workers): 0 (one per core) to 256"),
+        ({"SOLITAIRE_WORKERS": "many"}, "SOLITAIRE_WORKERS (or --workers): invalid int value"),
     ],
 )
 def test_a_bad_environment_value_exits_2_naming_it(environ, says, capsys):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -47,6 +48,8 @@ class ServerProcess:
     # Start as the README does: no SOLITAIRE_DATA_DIR, so the server uses its default
     # ./data, run from data_dir's parent (data_dir must then be named "data").
     default_data_dir: bool = False
+    # Start with this soft open-file limit (under the hard one), as a service manager may.
+    soft_open_files: int | None = None
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
 
@@ -65,7 +68,8 @@ class ServerProcess:
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def start(self, timeout: float = 30.0) -> ServerProcess:
+    def start(self, timeout: float = 30.0, wait: bool = True) -> ServerProcess:
+        """Starts the server and (unless not `wait`) waits until it answers /healthz."""
         if not self.port:
             self.port = free_port()
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -95,10 +99,21 @@ class ServerProcess:
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
+            preexec_fn=self._limit_open_files if self.soft_open_files else None,
         )
         log.close()
-        self.wait_healthy(timeout)
+        if wait:
+            self.wait_healthy(timeout)
         return self
+
+    def _limit_open_files(self) -> None:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.soft_open_files, hard))
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
 
     def health(self) -> int | None:
         try:

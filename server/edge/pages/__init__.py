@@ -1,4 +1,5 @@
-"""Static HTML pages served on the WebSocket port (no JavaScript; every player name escaped)."""
+"""Static HTML pages served on the WebSocket port (every player name escaped). The leaderboard
+carries no JavaScript; the replay page (replay.py) a few lines for its keys, by their hash."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from urllib.parse import quote
 
 from protocol.messages import Entry
 from server.store.boards import ALL_TIME, Board
+from server.store.keys import daily_gid
 
 GAME_TITLES = {
     "doublets": "Doublets",
@@ -45,12 +47,15 @@ def format_time(ms: int) -> str:
 NEW_TITLE = "a player made on this day"
 
 
-def _day_row(e: Entry) -> str:
+def _day_row(e: Entry, replay: str | None) -> str:
     won = '<span class="won" title="won">✓</span>' if e.won else ""
     top = ' class="top1"' if e.rank == 1 else ""
     new = f' <span class="new" title="{NEW_TITLE}">new</span>' if e.new else ""
+    name = escape(e.name)
+    if replay is not None:
+        name = f'<a href="{escape(replay)}" title="replay this game">{name}</a>'
     return (
-        f"<tr{top}><td class=rank>{e.rank}</td><td class=name>{escape(e.name)}{new}</td>"
+        f"<tr{top}><td class=rank>{e.rank}</td><td class=name>{name}{new}</td>"
         f"<td>{e.score}</td><td>{e.moves}</td><td>{format_time(e.time_ms)}</td><td>{won}</td></tr>"
     )
 
@@ -64,7 +69,11 @@ def _all_row(e: Entry) -> str:
     )
 
 
-def _table(board: Board) -> str:
+def _replay_of(board: Board, e: Entry) -> str:
+    return "/replay/" + quote(daily_gid(board.date, board.game, e.player))
+
+
+def _table(board: Board, replays: bool) -> str:
     if not board.entries:
         return '<p class="empty">No one has finished this one yet.</p>'
     if board.date == ALL_TIME:
@@ -78,7 +87,9 @@ def _table(board: Board) -> str:
             "<th>Rank</th><th class=name>Player</th><th>Score</th>"
             "<th>Moves</th><th>Time</th><th>Won</th>"
         )
-        rows = "\n".join(_day_row(e) for e in board.entries)
+        rows = "\n".join(
+            _day_row(e, _replay_of(board, e) if replays else None) for e in board.entries
+        )
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody>\n</table>"
 
 
@@ -97,8 +108,10 @@ def render_leaderboard(
     seed: int | None,
     par: int | None = None,
     line: list[str] | None = None,
+    replays: bool = False,
 ) -> str:
-    """The page of one board: its rows, links to the other games and to the days around it."""
+    """The page of one board: its rows, links to the other games and to the days around it;
+    `replays`: each name links to the replay of that player's game (days over only)."""
     title = game_title(board.game)
     game_links = " ".join(
         _link(leaderboard_path(g, board.date), game_title(g), current=g == board.game)
@@ -141,12 +154,15 @@ def render_leaderboard(
             )
     elif board.date != ALL_TIME:
         footer += " · the deal's seed is published when the day is over"
+    if replays and board.entries and board.date != ALL_TIME:
+        footer += '<p class="replays">Each name links to the replay of that game, move by move.</p>'
+
     return _template("leaderboard.html").substitute(
         title=escape(f"{heading}{'' if board.date == ALL_TIME else ' ' + board.date}"),
         heading=escape(heading),
         subtitle=escape(subtitle),
         game_links=game_links,
         day_links=day_links,
-        table=_table(board),
+        table=_table(board, replays and board.date != ALL_TIME),
         footer=footer,
     )
