@@ -170,7 +170,10 @@ def run_durable_echo_server(port: int, redis_url: str, key: str) -> None:
         task = asyncio.create_task(writer())
         stop = asyncio.Event()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
-        async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024):
+        # Its bots are long gone when it is stopped: no need to wait long for their closes.
+        async with serve(
+            handler, "127.0.0.1", port, compression=None, max_size=16 * 1024, close_timeout=2
+        ):
             print("ready", flush=True)
             await stop.wait()
         task.cancel()
@@ -358,6 +361,7 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
             rid += 1
             created = await request(ws, {"t": "create", "game": GAME, "seed": seed}, rid)
             rid += 1
+            assert created["t"] == "created", created
             started = await request(ws, {"t": "start", "race": created["race"]}, rid)
             assert started["t"] == "start", started
             gid = f"r.{created['race']}.{welcome['player']}"
@@ -539,6 +543,7 @@ def main() -> int:
     if args.serve_durable_echo:
         port, url, key = args.serve_durable_echo
         run_durable_echo_server(int(port), url, key)
+        return 0
     if args.hold_idle:
         url, count, first = args.hold_idle
         hold_idle(url, int(count), int(first), args.hello)

@@ -206,14 +206,14 @@ class Plan:
 
     def settings(self) -> dict[str, str]:
         per_address = max(DEFAULT.max_connections_per_address, self.peak_connections + 10)
-        new_players = max(DEFAULT.max_new_players_per_address, self.new_players + 10)
+        new_players = max(DEFAULT.max_new_players_per_address_per_hour, self.new_players + 10)
         return {
             # The good players keep under the default rate limit; the flood must meet it.
             "SOLITAIRE_RATE": str(DEFAULT.rate),
             "SOLITAIRE_BURST": str(DEFAULT.burst),
             "SOLITAIRE_MAX_CONNECTIONS": str(DEFAULT.max_connections),
             "SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS": str(per_address),
-            "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS": str(new_players),
+            "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR": str(new_players),
             "SOLITAIRE_DAILY_PREPARE_AHEAD": "1",
         }
 
@@ -233,9 +233,10 @@ async def run(args: argparse.Namespace) -> int:
           f"(bursts of {plan.burst} connections)")  # fmt: skip
     print(f"  server: default rate limits ({DEFAULT.rate:g}/s, burst {DEFAULT.burst}); "
           f"per address {settings['SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS']} connections and "
-          f"{settings['SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS']} new players an hour "
+          f"{settings['SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR']} new players an hour "
           f"(defaults {DEFAULT.max_connections_per_address} and "
-          f"{DEFAULT.max_new_players_per_address}; every client here is 127.0.0.1)")  # fmt: skip
+          f"{DEFAULT.max_new_players_per_address_per_hour}; "
+          "every client here is 127.0.0.1)")  # fmt: skip
     tmp = Path(tempfile.mkdtemp(prefix="bench-soak-"))
     embedded: EmbeddedRedis | None = None
     target: Target | None = None

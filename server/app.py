@@ -27,6 +27,7 @@ from server.edge.watchers import Watchers
 from server.metrics import Metrics
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
+from server.play.game_machine import GameRules
 from server.play.moves import Moves
 from server.play.names import Names
 from server.play.players import Players
@@ -59,23 +60,44 @@ class App:
         self.draining = False
         self.port = 0
         self.store = Store(config, create_redis(config, redis_url), self.instance)
-        self.cache = LiveGames(self.store, config.game_cache_size)
+        self.cache = LiveGames(self.store, config.game_cache_size, self.metrics)
         self.bus = Bus(
             create_redis(config, redis_url, decode_responses=False),
             self.store.keys.instance_channel(self.instance),
             self.hub.deliver,
         )
-        self.solver = SolverPool(config.solver_workers, config.solver_queue_max)
+        self.solver = SolverPool(
+            config.solver_workers,
+            config.solver_queue_max,
+            owner_share=config.hint_share,
+            owner_burst_s=config.hint_burst_s,
+            owners_remembered=config.solver_owners_remembered,
+        )
         deliver = self.hub.deliver
         names = Names(self.store, self.clock, self.metrics)
         self.players = Players(self.store, self.cache, self.clock, names)
         self.races = Races(self.store, self.cache, self.clock, config, deliver)
-        self.moves = Moves(self.store, self.cache, self.races, self.clock, self.metrics, deliver)
+        self.moves = Moves(
+            self.store,
+            self.cache,
+            self.races,
+            self.clock,
+            self.metrics,
+            deliver,
+            GameRules.of(config),
+        )
         self.bots = BotRunner(self.store, self.cache, self.moves, self.solver, self.clock, config)
         self.races.bots = self.bots
         self.presence = Presence(self.store, self.races, config)
         self.practice = Practice(
-            self.store, self.cache, self.moves, self.solver, self.clock, config, deliver
+            self.store,
+            self.cache,
+            self.moves,
+            self.solver,
+            self.clock,
+            config,
+            deliver,
+            self.metrics,
         )
         self.replays = Replays(self.store, self.clock, config)
         self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)

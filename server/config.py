@@ -63,7 +63,7 @@ class Config:
     gid_max_chars: int = _L.gid_max_chars
     race_code_max_chars: int = _L.race_code_max_chars
     move_max_chars: int = _L.move_max_chars
-    max_moves_per_game: int = _L.max_moves_per_game
+    max_moves_per_game: int = _L.max_moves_per_game  # a practice game's cap too
     min_players: int = _L.min_players
     max_players: int = _L.max_players
     default_max_players: int = _L.default_max_players
@@ -95,6 +95,16 @@ class Config:
     # Allocations between collections of the youngest generation (Python's default 700
     # starts one every dozen moves or so under load; server/app.py says why not here).
     gc_young_threshold: int = 20_000
+    # Games (server/play/game_machine.py): a race seat or daily attempt takes at most this
+    # many moves (and never more than max_moves_per_game); a snapshot of the position is
+    # stored every snapshot_every moves, so that no load or undo replays more than that.
+    max_ranked_moves: int = 10_000
+    snapshot_every: int = 500
+    # A load whose snapshots cannot serve (server/play/cache.py) reads the move list this
+    # many entries at a time, and replays more than game_load_loop_replay_max moves in a
+    # worker thread rather than in the event loop.
+    game_load_chunk_moves: int = 10_000
+    game_load_loop_replay_max: int = 2_000
     game_keys_memo_size: int = 100_000  # games whose key names are kept at hand
     race_memo_size: int = 10_000  # races whose seats (and lobbies) are kept at hand
     spectator_memo_size: int = 2_000  # seats' games kept replayed for spectators and pages
@@ -103,7 +113,8 @@ class Config:
 
     # Solvers (server/solver_pool.py): CPU-heavy searches run in a bounded process pool.
     solver_workers: int = 2  # processes; the event loop never runs a search
-    solver_queue_max: int = 16  # searches waiting or running at once; more get `unavailable`
+    solver_queue_max: int = 16  # hints (or bot searches) waiting or running; more: `unavailable`
+    solver_owners_remembered: int = 10_000  # players whose hint share and turn are kept
     # Winnable dailies (server/daily/deals.py): candidates from the day's HMAC seed on, each
     # searched up to daily_budget_nodes positions (deterministic, so every instance would pick
     # the same deal; the first one stored wins anyway) or daily_budget_s, whichever comes first.
@@ -117,6 +128,10 @@ class Config:
     daily_lock_s: float = 30.0  # lock of the instance searching a day's deal, renewed meanwhile
     # Practice games (server/play/practice.py).
     hint_budget_s: float = 1.0
+    # One hint at a time per player, and on average at most hint_share seconds of search a
+    # second (after a first hint_burst_s seconds): a player's hints take turns with others'.
+    hint_share: float = 0.25
+    hint_burst_s: float = 10.0
     practice_ttl_s: int = 7 * 24 * 3600  # an idle practice game is forgotten after this
     # Replays (server/play/replays.py).
     replay_page_moves: int = 2000  # moves in one `replay` reply (a frame of about 15 KB)
@@ -337,6 +352,9 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
     "max_moves_per_game": ("--max-moves-per-game", "SOLITAIRE_MAX_MOVES_PER_GAME",
                            _positive(int),
                            "most moves of one game: a move's n is 0 to this (default 100000)"),
+    "max_ranked_moves": ("--max-ranked-moves", "SOLITAIRE_MAX_RANKED_MOVES", _positive(int),
+                         "most moves of a race seat or daily attempt (at most "
+                         "--max-moves-per-game, the cap of a practice game; default 10000)"),
     "max_players": ("--max-players", "SOLITAIRE_MAX_PLAYERS", _positive(int),
                     "most seats of a race, bots included (default 16)"),
     "default_max_players": ("--default-max-players", "SOLITAIRE_DEFAULT_MAX_PLAYERS",
@@ -371,6 +389,12 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                             "0: only when a player asks (default 1)"),
     "hint_budget_s": ("--hint-budget-s", "SOLITAIRE_HINT_BUDGET_S", _positive(float),
                       "seconds of search for one practice hint (default 1)"),
+    "hint_share": ("--hint-share", "SOLITAIRE_HINT_SHARE", _positive(float),
+                   "seconds of search a second one player's hints may use on average "
+                   "(default 0.25)"),
+    "hint_burst_s": ("--hint-burst-s", "SOLITAIRE_HINT_BURST_S", _positive(float),
+                     "seconds of search one player's hints may use before hint-share "
+                     "applies (default 10)"),
     "replay_page_moves": ("--replay-page-moves", "SOLITAIRE_REPLAY_PAGE_MOVES", _positive(int),
                           "most moves in one replay reply; longer games come in pages "
                           "(default 2000)"),

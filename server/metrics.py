@@ -108,6 +108,26 @@ class Metrics:
         self.http_requests = Counter(
             "solitaire_http_requests", "HTTP requests served, by status", ["status"], registry=r
         )
+        # What loading and undoing games costs (server/play/cache.py, practice.py): a
+        # snapshot every snapshot_every moves keeps both small whatever a game's length.
+        self.game_loads = Counter(
+            "solitaire_game_loads", "Games loaded from the store and replayed", registry=r
+        )
+        self.moves_read = Counter(
+            "solitaire_game_moves_read", "Move list entries read to load games", registry=r
+        )
+        self.moves_replayed = Counter(
+            "solitaire_game_moves_replayed",
+            "Moves replayed to rebuild positions, by where: loop (the event loop) or thread "
+            "(a worker thread, for a replay from far back)",
+            ["where"],
+            registry=r,
+        )
+        self.bad_snapshots = Counter(
+            "solitaire_game_bad_snapshots",
+            "Stored snapshots found unusable and skipped",
+            registry=r,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -1,47 +1,129 @@
-"""Solver searches off the event loop: a bounded process pool and the jobs it runs.
+"""Solver searches off the event loop: a bounded process pool, its queues and its jobs.
 
 A search holds a CPU for up to seconds, so it never runs in the server's event loop:
 `SolverPool.run` hands a job to one of `solver_workers` processes (spawned, so they
-share nothing with the server's sockets) and awaits its answer. At most
-`solver_queue_max` jobs wait or run at once; one more raises `SolverBusy` at once rather
-than queueing without bound (the caller answers `unavailable`).
+share nothing with the server's sockets) and awaits its answer.
+
+Jobs wait in three lanes, and a free worker takes the next job in this order:
+
+- `DAILY`, a daily deal's search: first, always admitted (every player needs that deal);
+- `BOTS` and `HINTS`, in turn (the lane served longer ago goes first), so that a flood of
+  hints never starves the bots of running races, nor bots the hints.
+
+Bots and hints admit at most `solver_queue_max` jobs each (waiting or running); one more
+raises `SolverBusy` at once rather than queueing without bound (the caller answers
+`unavailable`). Daily searches and bots go first come, first served. A hint names its
+`owner`, the player asking, and hints are queued fairly between players:
+
+- an owner has at most one job waiting or running (`OwnerBusy`);
+- the job of the owner served longest ago (or never) goes first, so a player who asks now
+  and then is not kept behind players who ask all the time;
+- when the lane is full, a job of an owner served longer ago than the owner of some
+  waiting job takes that job's place (that one's caller gets `SolverBusy`), so the players
+  asking all the time are the ones turned away;
+- an owner's jobs may use on average `owner_share` seconds of search a second, after a
+  first `owner_burst_s` (`OverShare` says how long to wait).
 
 The jobs are plain module-level functions of plain values (they cross a process
-boundary): the deal is rebuilt from its seed and moves inside the worker.
+boundary): a game is rebuilt in the worker from its deal and moves, or from a position
+(`position_of`, `game_at`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 import logging
+import math
 import multiprocessing
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import engine
 from engine.solve import next_seed, solve, solve_game, suggest
+from server.lru import LRU
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+DAILY, BOTS, HINTS = "daily", "bots", "hints"
+LANES = (DAILY, BOTS, HINTS)
+
+Position = dict[str, Any]
+"""A game's position as plain values: {"piles": {code: [card names]}, "moves": the engine's
+move count, "extra": {counter: value}} (what Game.from_piles takes)."""
+
 
 class SolverBusy(Exception):
-    """Every slot of the pool is taken; try again later."""
+    """The pool takes no more jobs of this kind now; try again later."""
+
+
+class OwnerBusy(SolverBusy):
+    """The owner has a job waiting or running already."""
+
+
+class OverShare(SolverBusy):
+    """The owner's jobs have used their share of search time; `retry_after_s` from now
+    they may search again."""
+
+    def __init__(self, retry_after_s: float) -> None:
+        super().__init__(f"search time used up; again in {retry_after_s:.1f} s")
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(eq=False)
+class _Job:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    lane: str
+    owner: str | None
+    future: asyncio.Future[Any]
+    rank: tuple[float, int]  # (when its owner was last served, arrival): lowest goes first
+    executor: ProcessPoolExecutor | None = None
+
+
+@dataclass
+class _Owner:
+    """An owner's allowance of search seconds as of monotonic time `at` (may be < 0), and
+    when a job of theirs last started."""
+
+    level: float
+    at: float
+    served: float = -math.inf
 
 
 class SolverPool:
-    def __init__(self, workers: int, queue_max: int) -> None:
+    def __init__(
+        self,
+        workers: int,
+        queue_max: int,
+        *,
+        owner_share: float = 0.25,
+        owner_burst_s: float = 10.0,
+        owners_remembered: int = 10_000,
+    ) -> None:
         self.workers = workers
         self.queue_max = max(queue_max, workers)
+        self.owner_share = owner_share  # seconds of search per second an owner may use
+        self.owner_burst_s = owner_burst_s  # ... after a first burst of this many seconds
         self._executor: ProcessPoolExecutor | None = None
-        self._queued = 0
+        self._waiting: dict[str, deque[_Job]] = {lane: deque() for lane in LANES}
+        self._admitted = dict.fromkeys(LANES, 0)  # jobs waiting or running, per lane
+        self._running = 0
+        self._owners: set[str] = set()  # owners with a job waiting or running
+        self._known: LRU[str, _Owner] = LRU(owners_remembered)
+        self._last_lane = HINTS  # the last of BOTS and HINTS a worker was given
+        self._arrivals = itertools.count()
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
@@ -53,34 +135,184 @@ class SolverPool:
             )
         return self._executor
 
-    async def run(self, fn: Callable[..., T], *args: Any, essential: bool = False) -> T:
-        """`fn(*args)` in a worker process; SolverBusy if too many jobs are pending
-        (unless `essential`: a daily deal's search waits its turn instead)."""
-        if self._queued >= self.queue_max and not essential:
-            raise SolverBusy(f"{self._queued} solver jobs pending")
-        self._queued += 1
+    def pending(self, lane: str) -> int:
+        """Jobs of `lane` waiting or running."""
+        return self._admitted[lane]
+
+    @property
+    def running(self) -> int:
+        """Jobs that a worker has been given and not yet finished."""
+        return self._running
+
+    async def run(
+        self, fn: Callable[..., T], *args: Any, lane: str = HINTS, owner: str | None = None
+    ) -> T:
+        """`fn(*args)` in a worker process, in its turn in `lane`. Raises SolverBusy when the
+        lane is full (never for DAILY), OwnerBusy or OverShare for an `owner`."""
+        if lane not in self._admitted:
+            raise ValueError(f"no solver lane {lane!r}")
+        if owner is not None:
+            if owner in self._owners:
+                raise OwnerBusy(f"a search for {owner} is already under way")
+            wait = self._share_wait(owner, time.monotonic())
+            if wait > 0:
+                raise OverShare(wait)
+        rank = (self._served(owner), next(self._arrivals))
+        if lane != DAILY and self._admitted[lane] >= self.queue_max:
+            self._make_room(lane, rank)
+        self._admitted[lane] += 1
+        job: _Job | None = None
         try:
-            loop = asyncio.get_running_loop()
             for attempt in (1, 2):
+                future = asyncio.get_running_loop().create_future()
+                job = _Job(fn, args, lane, owner, future, rank)
+                if owner is not None:
+                    self._owners.add(owner)
+                self._waiting[lane].append(job)
+                self._dispatch()
                 try:
-                    return await loop.run_in_executor(self._pool(), fn, *args)
+                    _seconds, result = await job.future
                 except BrokenProcessPool:
-                    # A worker died (killed, out of memory): the pool is unusable; a new one
-                    # is made for the next job. An essential job is tried once more.
+                    # A worker died (killed, out of memory): that pool is unusable; a new
+                    # one is made for the next job. A daily search is tried once more.
                     log.error("solver pool broken (a worker died); starting a new pool")
-                    self._executor = None
-                    if not essential or attempt == 2:
+                    if lane != DAILY or attempt == 2:
                         raise SolverBusy("a solver process died; try again") from None
+                    continue
+                return result  # type: ignore[no-any-return]
             raise AssertionError("unreachable")
         finally:
-            self._queued -= 1
+            self._admitted[lane] -= 1
+            if owner is not None and job is not None and job.executor is None:
+                # Never started (its caller left while it waited); a started job keeps its
+                # owner busy until its search ends, even when nobody awaits it any more.
+                self._owners.discard(owner)
+
+    def _dispatch(self) -> None:
+        """Start waiting jobs while a worker is free."""
+        while self._running < self.workers:
+            job = self._next_job()
+            if job is None:
+                return
+            self._running += 1
+            job.executor = self._pool()
+            try:
+                started = job.executor.submit(_timed, job.fn, *job.args)
+            except (BrokenProcessPool, RuntimeError) as exc:
+                self._running -= 1
+                self._drop(job.executor)
+                self._release_owner(job)
+                job.future.set_exception(BrokenProcessPool(str(exc)))
+                continue
+            loop = job.future.get_loop()
+            started.add_done_callback(functools.partial(_call_in_loop, loop, self._done, job))
+
+    def _next_job(self) -> _Job | None:
+        daily = self._pop(DAILY)
+        if daily is not None:
+            return daily
+        first, second = (HINTS, BOTS) if self._last_lane == BOTS else (BOTS, HINTS)
+        for lane in (first, second):
+            job = self._pop(lane)
+            if job is not None:
+                self._last_lane = lane
+                return job
+        return None
+
+    def _pop(self, lane: str) -> _Job | None:
+        waiting = self._waiting[lane]
+        while waiting and waiting[0].future.done():  # a cancelled caller's job is skipped
+            waiting.popleft()
+        if not waiting:
+            return None
+        job = min((j for j in waiting if not j.future.done()), key=lambda j: j.rank)
+        waiting.remove(job)
+        if job.owner is not None:
+            self._owner(job.owner).served = time.monotonic()
+        return job
+
+    def _make_room(self, lane: str, rank: tuple[float, int]) -> None:
+        """For a job of `rank` in a full lane: turn away the waiting job of the owner served
+        most recently, if that was more recently than this job's owner; else SolverBusy."""
+        waiting = [j for j in self._waiting[lane] if not j.future.done()]
+        last = max(waiting, key=lambda j: j.rank, default=None)
+        if last is None or last.rank < rank:
+            raise SolverBusy(f"{self._admitted[lane]} solver jobs of {lane} pending")
+        self._waiting[lane].remove(last)
+        last.future.set_exception(SolverBusy("turned away for a player who waited longer"))
+
+    def _served(self, owner: str | None) -> float:
+        known = self._known.get(owner) if owner is not None else None
+        return -math.inf if known is None else known.served
+
+    def _owner(self, owner: str) -> _Owner:
+        known = self._known.get(owner)
+        if known is None:
+            known = _Owner(self.owner_burst_s, time.monotonic())
+            self._known.put(owner, known)
+        return known
+
+    def _done(self, job: _Job, started: Future[tuple[float, Any]]) -> None:
+        """In the loop, once a worker has finished `job`."""
+        self._running -= 1
+        self._release_owner(job)
+        if started.cancelled():
+            job.future.cancel()
+        elif (exc := started.exception()) is not None:
+            if isinstance(exc, BrokenProcessPool):
+                self._drop(job.executor)
+            if not job.future.done():
+                job.future.set_exception(exc)
+        else:
+            seconds, result = started.result()
+            if job.owner is not None:
+                self._charge(job.owner, seconds)
+            if not job.future.done():
+                job.future.set_result((seconds, result))
+        self._dispatch()
+
+    def _release_owner(self, job: _Job) -> None:
+        if job.owner is not None:
+            self._owners.discard(job.owner)
+
+    def _drop(self, executor: ProcessPoolExecutor | None) -> None:
+        if executor is not None and executor is self._executor:
+            self._executor = None
+
+    def _level(self, known: _Owner, now: float) -> float:
+        return min(self.owner_burst_s, known.level + self.owner_share * (now - known.at))
+
+    def _share_wait(self, owner: str, now: float) -> float:
+        known = self._known.get(owner)
+        level = self.owner_burst_s if known is None else self._level(known, now)
+        return 0.0 if level > 0 else -level / self.owner_share + 0.05
+
+    def _charge(self, owner: str, seconds: float) -> None:
+        known, now = self._owner(owner), time.monotonic()
+        known.level, known.at = self._level(known, now) - seconds, now
 
     def close(self) -> None:
         """Cancel the jobs that wait; the workers exit once the server process is gone
         (`_watch_parent`), so a long daily search never holds up a shutdown."""
+        for waiting in self._waiting.values():
+            while waiting:
+                waiting.popleft().future.cancel()
         if self._executor is not None:
             executor, self._executor = self._executor, None
             executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _call_in_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> None:
+    """From the executor's thread: run `fn(*args)` in `loop` (unless it is closed already)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(fn, *args)
+
+
+def _timed(fn: Callable[..., T], *args: Any) -> tuple[float, T]:
+    """In a worker: `fn(*args)` and the seconds it took (an owner's share counts them)."""
+    started = time.perf_counter()
+    result = fn(*args)
+    return time.perf_counter() - started, result
 
 
 def _watch_parent(parent: int) -> None:
@@ -96,6 +328,26 @@ def _watch_parent(parent: int) -> None:
         os._exit(0)
 
     threading.Thread(target=watch, name="watch-parent", daemon=True).start()
+
+
+# ---------------------------------------------------------------- positions
+
+
+def position_of(game: Any) -> Position:
+    """A game's position as plain values, from which `game_at` rebuilds it exactly."""
+    return {
+        "piles": game.piles,
+        "moves": int(game.moves),
+        "extra": {name: getattr(game, name) for name, _ in game.EXTRA_STATE},
+    }
+
+
+def game_at(game_id: str, seed: int, position: Position) -> Any:
+    """The game of deal `seed` in `position` (ValueError or TypeError if it is none)."""
+    cls = engine.game_class(game_id)
+    return cls.from_piles(
+        position["piles"], moves=position["moves"], seed=seed, **position["extra"]
+    )
 
 
 # ---------------------------------------------------------------- jobs (run in a worker)
@@ -132,15 +384,25 @@ def find_daily_deal(
     }
 
 
-def hint(game_id: str, seed: int, moves: Sequence[str], budget_s: float) -> tuple[str | None, str]:
-    """(move, verdict) for the position after `moves` of deal `seed` (see engine suggest)."""
-    game = engine.replay(game_id, seed, list(moves))
-    return suggest(game, budget_s, moves_so_far=list(moves))
+def _rebuilt(game_id: str, seed: int, base: Position | None, moves: Sequence[str]) -> Any:
+    start = engine.new_game(game_id, seed) if base is None else game_at(game_id, seed, base)
+    game = start.copy()
+    for move in moves:
+        game.play(move)
+    return start, game
 
 
-def line(game_id: str, seed: int, moves: Sequence[str], budget_s: float) -> tuple[str, list[str]]:
-    """(verdict, line) from the position after `moves`: the winning line when won, else the
-    line to the best position the search saw."""
-    game = engine.replay(game_id, seed, list(moves))
-    result = solve_game(game, budget_s=budget_s)
+def hint(
+    game_id: str, seed: int, base: Position | None, moves: Sequence[str], budget_s: float
+) -> tuple[str | None, str]:
+    """(move, verdict) for the position after `moves` from `base` (None: the deal), see
+    engine suggest; the hint leads back to none of the positions those moves went through."""
+    start, game = _rebuilt(game_id, seed, base, moves)
+    return suggest(game, budget_s, moves_so_far=list(moves), start=start)
+
+
+def line(game_id: str, seed: int, position: Position, budget_s: float) -> tuple[str, list[str]]:
+    """(verdict, line) from `position`: the winning line when won, else the line to the
+    best position the search saw."""
+    result = solve_game(game_at(game_id, seed, position), budget_s=budget_s)
     return result.verdict, list(result.moves if result.verdict == "won" else result.best_line)

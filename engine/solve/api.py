@@ -125,16 +125,23 @@ def best_move(game: Game, budget_s: float, *, moves_so_far: Sequence[str] = ()) 
 
 
 def suggest(
-    game: Game, budget_s: float, *, moves_so_far: Sequence[str] = ()
+    game: Game,
+    budget_s: float,
+    *,
+    moves_so_far: Sequence[str] = (),
+    start: Game | None = None,
 ) -> tuple[str | None, Verdict]:
     """best_move with the verdict of the search behind it: "won" (the move is on a winning
-    line), "unwinnable" (proven lost from here) or "gave_up" (the best line found)."""
+    line), "unwinnable" (proven lost from here) or "gave_up" (the best line found).
+
+    `moves_so_far` lead from `start` to `game` (default: from the deal); a server that
+    keeps only a game's recent moves passes the position they start from."""
     legal = game.legal_moves()
     if not legal:
         return None, "won" if game.won else "unwinnable"
     earlier: list[Game] = []
-    if moves_so_far and game.seed is not None:
-        past = new_game(game.game_id, game.seed)
+    if moves_so_far and (start is not None or game.seed is not None):
+        past = start.copy() if start is not None else new_game(game.game_id, game.seed)
         for move in moves_so_far:
             earlier.append(past.copy())
             past.play(move)

@@ -28,7 +28,7 @@ from typing import Any
 
 from server import solver_pool
 from server.config import Config
-from server.solver_pool import SolverPool
+from server.solver_pool import DAILY, SolverPool
 from server.store.locks import Lease
 from server.store.store import Store
 
@@ -117,7 +117,7 @@ class DailyDeals:
                 cfg.daily_budget_nodes,
                 cfg.daily_budget_s,
                 cfg.daily_max_candidates,
-                essential=True,
+                lane=DAILY,
             )
             fields = {
                 "seed": str(found["seed"]),

@@ -18,7 +18,8 @@ import protocol as p
 from server.daily.deals import DailyDeal, DailyDeals
 from server.daily.seeds import DAY_MS, daily_seed, day_start_s, parse_date, utc_date
 from server.play.cache import LiveGames
-from server.play.game_machine import LiveGame, dealt_fields, elapsed_ms, timed_out
+from server.play.cache import load as load_live
+from server.play.game_machine import dealt_fields, elapsed_ms, timed_out
 from server.play.players import Who
 from server.store.boards import ALL_TIME, Board, Result
 from server.store.errors import STORE_ERRORS
@@ -90,7 +91,7 @@ class DailyService:
         unfinished one to resume (record, False). Refused once the attempt is finished."""
         date = utc_date(now_ms / 1000)
         gid = daily_gid(date.isoformat(), game, player)
-        loaded = await self.store.load_game(gid)
+        loaded = await self.store.load_record(gid)
         if loaded is None:
             if await self.boards.has_entry(game, date.isoformat(), player):
                 raise p.Refused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
@@ -105,10 +106,10 @@ class DailyService:
                 if record.finished:  # a deal with no move at all: ranked as it stands
                     await self.finished(record)
                 return record, True
-            loaded = await self.store.load_game(gid)  # made meanwhile by another connection
+            loaded = await self.store.load_record(gid)  # made meanwhile by another connection
             if loaded is None:
                 raise p.Refused(p.UNAVAILABLE, "could not start the daily attempt; try again")
-        record = loaded[0]
+        record = loaded
         if record.finished:
             raise p.Refused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
         return record, False
@@ -231,11 +232,10 @@ class DailyService:
 
     async def _close_one(self, gid: str) -> GameRecord | None:
         store = self.store
-        loaded = await store.load_game(gid) if store.game_keys(gid) is not None else None
-        if loaded is None:
+        record = await store.load_record(gid) if store.game_keys(gid) is not None else None
+        if record is None:
             await store.unindex_open_attempt(gid)
             return None
-        record, moves = loaded
         closed = timed_out(record, record.ends_at_ms)
         if closed is not record:
             status = await store.write_game(GameChange(closed, record.ver))
@@ -246,13 +246,17 @@ class DailyService:
             return None
         log.info("daily attempt closed at the end of its day: player=%s game=%s date=%s",
                  record.player, record.game, record.date)  # fmt: skip
-        await self._announce(closed, moves)
+        await self._announce(closed)
         return closed
 
-    async def _announce(self, record: GameRecord, moves: list[str]) -> None:
+    async def _announce(self, record: GameRecord) -> None:
         """Send the closed attempt's final `state` to the player's connections, wherever they
         are (best effort: a client that misses it sees `finished` on its next request)."""
-        state = LiveGame.replay(record, moves).state(record.ends_at_ms)
+        live = await load_live(self.store, record.gid)
+        if live is None:
+            return
+        live.record = record
+        state = live.state(record.ends_at_ms)
         payload = encode_events([Event(to=[record.player], frames=[p.encode(state)])])
         await self.store.publish(await self.store.player_instances(record.player), payload)
 

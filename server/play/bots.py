@@ -24,6 +24,7 @@ import contextlib
 import logging
 import random
 import secrets
+from typing import Any
 
 import protocol as p
 from engine.solve import bot as policy
@@ -33,7 +34,7 @@ from server.config import Config
 from server.play.cache import LiveGames
 from server.play.moves import Moves
 from server.play.players import Who
-from server.solver_pool import SolverBusy, SolverPool
+from server.solver_pool import BOTS, SolverBusy, SolverPool, position_of
 from server.store.keys import race_gid
 from server.store.locks import Lease
 from server.store.records import RaceRecord, RaceStatus
@@ -150,7 +151,7 @@ class BotRunner:
             wait_ms = live.record.started_at_ms - self.clock.now_ms()
             if wait_ms > 0:
                 await asyncio.sleep(wait_ms / 1000)
-            n = len(live.move_list)
+            n = live.n
             if live.record.score > best_score:
                 best_score, stall = live.record.score, 0
             planned = None
@@ -159,7 +160,7 @@ class BotRunner:
                 # exhausted line (the best one of a search that gave up) is searched again
                 # every few moves, not on every move.
                 if plan_n != n or (not plan and n - solved_n >= 8):
-                    plan = await self._line(race, live.move_list)
+                    plan = await self._line(race, live.game)
                     plan_n = solved_n = n
                 planned = plan[0] if plan else None
             move = policy.choose_move(live.game.view(), strength, rng, planned)
@@ -179,11 +180,16 @@ class BotRunner:
                 plan.pop(0)
                 plan_n = n + 1
 
-    async def _line(self, race: RaceRecord, moves: list[str]) -> list[str]:
+    async def _line(self, race: RaceRecord, game: Any) -> list[str]:
         """A solver line from the bot's position (empty if the solver is busy)."""
         try:
             _verdict, found = await self.solver.run(
-                solver_pool.line, race.game, race.seed, list(moves), self.config.bot_solve_budget_s
+                solver_pool.line,
+                race.game,
+                race.seed,
+                position_of(game),
+                self.config.bot_solve_budget_s,
+                lane=BOTS,
             )
         except SolverBusy:
             return []

@@ -2,9 +2,9 @@
 
 Nothing here awaits or touches Redis: server/play/moves.py loads a game, asks these
 functions, stores what they decide and sends what they return. Time is passed in.
-This is the one home of a game's rules on the server: when it may move, its clock and
-time limit, what a move, a resignation, an undo or a close at the end of its time does
-to its record.
+This is the one home of a game's rules on the server: when it may move, how many moves
+it may have, its clock and time limit, what a move, a resignation, an undo or a close at
+the end of its time does to its record, and which moves store a snapshot of the position.
 """
 
 from __future__ import annotations
@@ -16,7 +16,28 @@ import msgspec
 
 import engine
 import protocol as p
+from server.config import Config
+from server.play import snapshots
 from server.store.records import GameRecord
+
+
+@dataclass(frozen=True)
+class GameRules:
+    """The settings a game's decisions depend on (server/config.py has their meaning)."""
+
+    max_ranked_moves: int = Config.max_ranked_moves  # races and daily attempts
+    max_practice_moves: int = Config.max_moves_per_game
+    snapshot_every: int = Config.snapshot_every
+
+    @classmethod
+    def of(cls, config: Config) -> GameRules:
+        cap = config.max_moves_per_game
+        return cls(min(config.max_ranked_moves, cap), cap, config.snapshot_every)
+
+    def max_moves(self, kind: str) -> int:
+        """The most moves a game of this kind may have: a practice game the protocol's
+        limit, a ranked one far fewer (a winning line is a few hundred moves at most)."""
+        return self.max_practice_moves if kind == "practice" else self.max_ranked_moves
 
 
 class TimeUp(p.Refused):
@@ -65,16 +86,39 @@ def timed_out(rec: GameRecord, end_ms: int) -> GameRecord:
 
 @dataclass
 class LiveGame:
-    """A record with its replayed engine game and move list, as a process caches it."""
+    """A record with its replayed engine game, as a process caches it.
+
+    Only the moves after `base` are kept (`tail`), with the position after the first
+    `base` moves (`base_game`, None for the deal; never played on): an undo replays the
+    tail from there. `base` moves on at each snapshot (server/play/snapshots.py), so the
+    tail stays shorter than `snapshot_every` moves whatever the game's length.
+    """
 
     record: GameRecord
     game: Any  # engine.Game
-    move_list: list[str] = field(default_factory=list)
+    tail: list[str] = field(default_factory=list)
+    base: int = 0
+    base_game: Any = None
 
     @classmethod
     def replay(cls, record: GameRecord, move_list: list[str]) -> LiveGame:
         game = engine.replay(record.game, record.seed, move_list)
         return cls(record, game, list(move_list))
+
+    @property
+    def n(self) -> int:
+        """The number of moves in the game's list."""
+        return self.base + len(self.tail)
+
+    def start(self) -> Any:
+        """A copy of the position after `base` moves."""
+        if self.base_game is None:
+            return snapshots.deal(self.record)
+        return self.base_game.copy()
+
+    def rebase(self) -> None:
+        """The current position is the new base (its snapshot is stored)."""
+        self.base, self.base_game, self.tail = self.n, self.game.copy(), []
 
     def state(self, now_ms: int, re: int | None = None) -> p.State:
         rec = self.record
@@ -83,7 +127,7 @@ class LiveGame:
             gid=rec.gid,
             kind=rec.kind if rec.kind in ("race", "practice") else "daily",
             game=rec.game,
-            n=len(self.move_list),
+            n=self.n,
             view=msgspec.Raw(p.encode_value(self.game.view())),
             score=rec.score,
             won=rec.won,
@@ -104,7 +148,7 @@ class LiveGame:
         return p.SeatBoard(
             race=rec.race,
             player=rec.player,
-            n=len(self.move_list),
+            n=self.n,
             view=msgspec.Raw(p.encode_value(self.game.view())),
             score=rec.score,
             won=rec.won,
@@ -142,10 +186,12 @@ class Retransmission(NamedTuple):
 
 class Applied(NamedTuple):
     """The move (or resignation: `move` '') is accepted: `record` is the game's record
-    after it, at the next version (store it, then reply)."""
+    after it, at the next version (store it, then reply); `snapshot` (or '') is the
+    position after it, to store with it."""
 
     record: GameRecord
     move: str
+    snapshot: str = ""
 
 
 def _after(rec: GameRecord, game: Any, end_ms: int, end_us: int, n: int) -> GameRecord:
@@ -175,32 +221,47 @@ def _check_open(rec: GameRecord, now_ms: int) -> None:
         raise TimeUp()
 
 
-def decide_move(live: LiveGame, n: int, move: str, now_us: int) -> Retransmission | Applied:
+def decide_move(
+    live: LiveGame,
+    n: int,
+    move: str,
+    now_us: int,
+    rules: GameRules = GameRules(),
+    stored: str | None = None,
+) -> Retransmission | Applied:
     """Check a `move {n, m}` against a game; if it is legal, play it on `live.game` itself.
-    Raises Refused (TimeUp when the time limit has passed).
+    Raises Refused (TimeUp when the time limit has passed). `stored` is the stored move
+    `n` when `n` is before the moves `live` keeps (the caller reads it).
 
     No copy: the engine checks a move completely before it changes anything, so a refused
     move leaves `live` as it was. An applied one leaves `live.game` ahead of its record and
     move list, and of the store: the caller keeps `live` out of the cache until the store
     has the move.
     """
-    count = len(live.move_list)
+    count = live.n
     if n < count:
-        if live.move_list[n] == move:
+        earlier = live.tail[n - live.base] if n >= live.base else stored
+        if earlier == move:
             return Retransmission()
-        raise p.Refused(
-            p.OUT_OF_ORDER, f"move {n} was {live.move_list[n]!r}; {count} moves applied"
-        )
+        raise p.Refused(p.OUT_OF_ORDER, f"move {n} was {earlier!r}; {count} moves applied")
     if n > count:
         raise p.Refused(p.OUT_OF_ORDER, f"{count} moves applied so far, not {n}")
     rec = live.record
     _check_open(rec, now_us // 1000)
+    cap = rules.max_moves(rec.kind)
+    if count >= cap:
+        raise p.Refused(
+            p.ILLEGAL_MOVE, f"a {rec.kind} game takes at most {cap} moves; this one has them"
+        )
     game = live.game
     try:
         game.play(move)
     except engine.MoveError as exc:
         raise p.Refused(p.ILLEGAL_MOVE, str(exc) or "illegal move") from None
-    return Applied(_after(rec, game, now_us // 1000, now_us, count + 1), move)
+    new = _after(rec, game, now_us // 1000, now_us, count + 1)
+    if (count + 1) % rules.snapshot_every:
+        return Applied(new, move)
+    return Applied(new, move, snapshots.encode(rec, game, count + 1, move))
 
 
 def decide_resign(live: LiveGame, now_us: int) -> Applied:
@@ -217,17 +278,23 @@ def decide_resign(live: LiveGame, now_us: int) -> Applied:
     return Applied(new, "")
 
 
-def decide_undo(live: LiveGame) -> LiveGame:
+def decide_undo(live: LiveGame) -> tuple[LiveGame, int]:
     """A practice game with its last move taken back (also after its end, won or lost; never
-    after a resignation): the game as it will be once stored. Raises Refused."""
+    after a resignation): the game as it will be once stored, and the number of moves
+    replayed to find it. Raises Refused.
+
+    The position is the tail's replay from the base, so `live` must keep its last move
+    (a game loaded with `keep_last`, server/play/cache.py, when its tail is empty)."""
     rec = live.record
     if rec.resigned:
         raise p.Refused(p.ILLEGAL_MOVE, "this game was resigned")
-    if not live.move_list:
+    if not live.n:
         raise p.Refused(p.ILLEGAL_MOVE, "no move to undo")
-    moves = live.move_list[:-1]
-    game = engine.replay(rec.game, rec.seed, moves)
+    assert live.tail, "undo needs the game's last move"
+    tail = live.tail[:-1]
+    game = live.start()
+    for move in tail:
+        game.play(move)
     # A game over before the last move ended when it first was.
-    return LiveGame(
-        _after(rec, game, rec.finished_at_ms, rec.finished_at_us, len(moves)), game, moves
-    )
+    new = _after(rec, game, rec.finished_at_ms, rec.finished_at_us, live.n - 1)
+    return LiveGame(new, game, tail, live.base, live.base_game), len(tail)

@@ -18,7 +18,15 @@ import protocol as p
 from server.clock import Clock
 from server.metrics import Metrics
 from server.play.cache import LiveGames
-from server.play.game_machine import LiveGame, Retransmission, TimeUp, decide_move, decide_resign
+from server.play.game_machine import (
+    Applied,
+    GameRules,
+    LiveGame,
+    Retransmission,
+    TimeUp,
+    decide_move,
+    decide_resign,
+)
 from server.play.players import Who
 from server.play.races import Races
 from server.store.errors import StoreUnavailable
@@ -49,6 +57,7 @@ class Moves:
         clock: Clock,
         metrics: Metrics,
         deliver: Deliver,
+        rules: GameRules | None = None,
     ) -> None:
         self.store = store
         self.cache = cache
@@ -56,6 +65,7 @@ class Moves:
         self.clock = clock
         self.metrics = metrics
         self.deliver = deliver
+        self.rules = rules or GameRules()
         self.daily: DailyFinish | None = None
 
     # ------------------------------------------------------------ requests
@@ -90,7 +100,7 @@ class Moves:
         async with cache.lock(gid):
             for _ in range(RETRIES):  # again only if the stored game moved on meanwhile
                 live = cache.peek(gid)
-                if live is None or (n is not None and n != len(live.move_list)):
+                if live is None or (n is not None and n != live.n):
                     # Not cached, or our copy may be behind (a move through another process).
                     live = await cache.get(gid, fresh=True)
                 if live is None or live.record.player != who.player:
@@ -105,11 +115,19 @@ class Moves:
     ) -> p.State | None:
         """One attempt: the state to answer with, or None when the stored game had moved
         on (read it again and decide again)."""
+        # A resent move from before the moves kept in memory is checked against the store.
+        stored = (
+            await self.store.move_at(live.record.gid, n)
+            if n is not None and n < live.base
+            else None
+        )
         now_us = self.clock.now_us()
         now = now_us // 1000
         try:
             decision = (
-                decide_move(live, n, move, now_us) if n is not None else decide_resign(live, now_us)
+                decide_move(live, n, move, now_us, self.rules, stored)
+                if n is not None
+                else decide_resign(live, now_us)
             )
         except TimeUp:
             self.metrics.moves_rejected.labels(p.ILLEGAL_MOVE).inc()
@@ -133,7 +151,7 @@ class Moves:
         expect_ver = live.record.ver
         record = live.record = decision.record
         if move:
-            live.move_list.append(move)
+            live.tail.append(move)
         state = live.state(now)
         events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
         if record.kind == "race":
@@ -141,7 +159,9 @@ class Moves:
             seats = races.known_seats(record.race) or await races.seats(record.race)
             events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
         try:
-            outcome = await self.store.write_move(record, move, expect_ver, encode_events(events))
+            outcome = await self.store.write_move(
+                record, move, expect_ver, encode_events(events), decision.snapshot
+            )
         except StoreUnavailable as exc:
             log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
             raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
@@ -149,7 +169,7 @@ class Moves:
             raise p.Refused(p.NOT_FOUND, "no such game")
         if outcome.status is not Status.APPLIED:
             return None
-        self._stored(live, move)
+        self._stored(live, decision)
         if record.finished and record.kind == "daily" and self.daily is not None:
             # Ranked before its final state goes out: whoever sees that state may ask for
             # the board next and must find the attempt on it.
@@ -160,16 +180,18 @@ class Moves:
             await self.races.close_if_due(record.race)
         return state
 
-    def _stored(self, live: LiveGame, move: str) -> None:
+    def _stored(self, live: LiveGame, decision: Applied) -> None:
         """The store has the move (or resignation): cache the game as it now is, count, log."""
-        record = live.record
+        record, move = live.record, decision.move
+        if decision.snapshot:
+            live.rebase()  # the store keeps this position: later undos replay from here
         self.cache.adopt(live)
         if move:
             self.metrics.moves_accepted.value += 1
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
                     "game %s (race %s): player %s move %d %s (score %d)",
-                    record.gid, record.race or "-", record.player, len(live.move_list), move,
+                    record.gid, record.race or "-", record.player, live.n, move,
                     record.score,
                 )  # fmt: skip
         else:

@@ -8,7 +8,9 @@ unchanged. What only practice games allow:
   `resign`) and answers with the new `state`;
 - `hint {gid}` answers `hint {gid, n, move, verdict}`: the next move of a solver's winning
   line from the current position, or the first move towards the best position the search
-  found when it gives up. The solver reads the full deal on the server, in the solver pool.
+  found when it gives up. The solver reads the full deal on the server, in the solver pool,
+  where a player's hints take turns with everyone else's: one at a time per player, and no
+  more than the player's share of search time (server/solver_pool.py).
 
 Races and dailies are ranked: `undo` and `hint` on them are refused with `bad_request`.
 Nothing ranked depends on a practice game, so its `state` carries its `seed`.
@@ -26,12 +28,13 @@ import protocol as p
 from server import solver_pool
 from server.clock import Clock
 from server.config import Config
+from server.metrics import Metrics
 from server.play.cache import LiveGames
 from server.play.game_machine import LiveGame, dealt_fields, decide_undo
 from server.play.moves import Deliver, Moves
 from server.play.players import Who
 from server.play.race_machine import new_seed
-from server.solver_pool import SolverBusy, SolverPool
+from server.solver_pool import HINTS, OverShare, OwnerBusy, SolverBusy, SolverPool, position_of
 from server.store.events import Event, encode_events
 from server.store.keys import practice_gid
 from server.store.records import GameRecord
@@ -54,6 +57,7 @@ class Practice:
         clock: Clock,
         config: Config,
         deliver: Deliver,
+        metrics: Metrics | None = None,
     ) -> None:
         self.store = store
         self.cache = cache
@@ -62,6 +66,7 @@ class Practice:
         self.clock = clock
         self.config = config
         self.deliver = deliver
+        self.metrics = metrics
 
     async def practice(self, who: Who, msg: p.Practice) -> list[p.Message]:
         seed = msg.seed if msg.seed is not None else new_seed()
@@ -102,7 +107,15 @@ class Practice:
         gid = msg.gid
         async with self.cache.lock(gid):
             live = await self._own(who, gid, "undo")
-            undone = decide_undo(live)
+            if live.n and not live.tail:
+                # Cached right at a snapshot: load it from the one before its last move.
+                reloaded = await self.cache.load(gid, keep_last=True)
+                if reloaded is None:
+                    raise p.Refused(p.NOT_FOUND, "no such game")
+                live = reloaded
+            undone, replayed = decide_undo(live)
+            if self.metrics is not None:
+                self.metrics.moves_replayed.labels("loop").inc(replayed)
             state = undone.state(self.clock.now_ms())
             events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
             status = await self.store.write_game(
@@ -111,10 +124,11 @@ class Practice:
                 ttl_s=self.config.practice_ttl_s,
                 payload=encode_events(events),
             )
-            self.cache.evict(gid)
             if status is not Status.APPLIED:
+                self.cache.evict(gid)
                 raise p.Refused(p.UNAVAILABLE, "the game changed meanwhile; try again")
-        log.debug("practice game %s: move %d undone", gid, len(live.move_list))
+            self.cache.adopt(undone)
+        log.debug("practice game %s: move %d undone", gid, live.n)
         state.re = msg.id
         self.deliver(events)
         return [state]
@@ -124,12 +138,32 @@ class Practice:
         rec = live.record
         if rec.finished:
             raise p.Refused(p.ILLEGAL_MOVE, "this game is finished")
-        moves = list(live.move_list)
+        # The moves kept in memory, from the position they start from: never the whole list
+        # of a long game (the hint avoids the positions these moves went through).
+        base = None if live.base_game is None else position_of(live.base_game)
+        n = live.n
         try:
             move, verdict = await self.solver.run(
-                solver_pool.hint, rec.game, rec.seed, moves, self.config.hint_budget_s
+                solver_pool.hint,
+                rec.game,
+                rec.seed,
+                base,
+                list(live.tail),
+                self.config.hint_budget_s,
+                lane=HINTS,
+                owner=who.player,
             )
+        except OwnerBusy:
+            raise p.Refused(
+                p.RATE_LIMITED, "one hint at a time: the last one asked is still being searched"
+            ) from None
+        except OverShare as over:
+            raise p.Refused(
+                p.RATE_LIMITED,
+                f"your hints have used their share of the solver; ask again in "
+                f"{over.retry_after_s:.0f} s",
+            ) from None
         except SolverBusy:
             raise p.Refused(p.UNAVAILABLE, "the solver is busy; ask again shortly") from None
-        log.debug("practice game %s: hint at move %d: %s (%s)", rec.gid, len(moves), move, verdict)
-        return [p.HintReply(re=msg.id, gid=rec.gid, n=len(moves), move=move, verdict=verdict)]
+        log.debug("practice game %s: hint at move %d: %s (%s)", rec.gid, n, move, verdict)
+        return [p.HintReply(re=msg.id, gid=rec.gid, n=n, move=move, verdict=verdict)]

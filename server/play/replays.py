@@ -12,10 +12,11 @@ Who may see what is a rule, decided here in plain functions (`refuse_early`, `sh
 
 Everything shown comes from the stored record and move list: a client (or the web page,
 server/edge/http.py) replays the moves on the deal with the engine; nothing is read from
-a stored view, as none is stored. `Replays` reads through the store, only the moves it
-shows; its `position` replays moves in short chunks, one viewer at a time, so that players'
-moves wait at most one chunk for the event loop however many people watch replays, and
-keeps every so many positions of the games it showed, so that a page replays few moves.
+a stored position (the snapshots of server/play/snapshots.py only speed up loading a game
+in play). `Replays` reads through the store, only the moves it shows; its `position`
+replays moves in short chunks, one viewer at a time, so that players' moves wait at most
+one chunk for the event loop however many people watch replays, and keeps every so many
+positions of the games it showed, so that a page replays few moves.
 """
 
 from __future__ import annotations

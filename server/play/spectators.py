@@ -68,9 +68,8 @@ class Spectating:
         self.clock = clock
         self.rules = RaceRules.from_config(config)
         self.following = following
-        # Seats' games as replayed for spectators, never changed once kept (a later
-        # position is played on a copy), so that a board read here is never one that a
-        # player's move is changing.
+        # Seats' games as loaded for spectators, never played on: a board read here is
+        # never one that a player's move is changing.
         self._replays: LRU[str, LiveGame] = LRU(config.spectator_memo_size)
 
     async def watch(self, who: Who, msg: p.Watch) -> list[p.Message]:
@@ -115,9 +114,11 @@ class Spectating:
         boards: list[LiveGame] = []
         if race.status != RaceStatus.LOBBY:
             gids = RaceMachine(race, self.rules).gids()
-            for gid, loaded in zip(gids, await self.store.load_games(gids), strict=True):
-                if loaded is not None:
-                    boards.append(self._replayed(gid, *loaded))
+            for gid, record in zip(gids, await self.store.load_records(gids), strict=True):
+                if record is not None:
+                    live = await self._board(gid, record)
+                    if live is not None:
+                        boards.append(live)
         return Look(race, boards, self.clock.now_ms())
 
     async def page(self, code: str) -> tuple[list[p.Message], int]:
@@ -125,29 +126,31 @@ class Spectating:
         look = await self.look(code)
         return look.replies(None, self.rules), look.now_ms
 
-    def _replayed(self, gid: str, record: GameRecord, moves: list[str]) -> LiveGame:
-        """The game at `moves`, from what this process has replayed already if it can.
+    async def _board(self, gid: str, record: GameRecord) -> LiveGame | None:
+        """The seat's game as `record` (just read) has it: a player's game cached here if it
+        is that one, else one replayed for spectators before, else loaded (from its newest
+        snapshot, as the cache loads it) and kept for the next spectator.
 
-        A player's game cached here is used as it is (read at once, before any await, so
-        no move of theirs changes it meanwhile) but never kept: their moves change it."""
+        A player's cached game is copied, never kept: their moves change it in place."""
         played = self.cache.peek(gid)
-        if played is not None and played.move_list == moves:
-            return LiveGame(record, played.game, list(moves))
+        if played is not None and _same(played.record, record):
+            return LiveGame(record, played.game.copy(), base=record.n)
         kept = self._replays.get(gid)
-        if kept is not None and kept.move_list == moves[: len(kept.move_list)]:
-            game = kept.game
-            if len(kept.move_list) < len(moves):
-                game = game.copy()
-                for move in moves[len(kept.move_list) :]:
-                    game.play(move)
-        else:
-            game = LiveGame.replay(record, moves).game
-        live = LiveGame(record, game, list(moves))
-        self._replays.put(gid, live)
-        return live
+        if kept is None or not _same(kept.record, record):
+            kept = await self.cache.load(gid)
+            if kept is None:
+                return None
+            self._replays.put(gid, kept)
+        return LiveGame(kept.record, kept.game, base=kept.n)
 
     def _code(self, text: str) -> str:
         code = normalise_code(text, self.rules.code_length)
         if code is None:
             raise p.Refused(p.NOT_FOUND, f"no race {text!r}")
         return code
+
+
+def _same(a: GameRecord, b: GameRecord) -> bool:
+    """Whether two records are of the same game at the same point (every write bumps `ver`;
+    a gid may be reused by a later race under the same code)."""
+    return (a.ver, a.n, a.seed, a.started_at_ms) == (b.ver, b.n, b.seed, b.started_at_ms)

@@ -29,12 +29,13 @@ class MoveOutcome(NamedTuple):
 class Write:
     """One game write waiting in the group commit: a move or a resignation."""
 
-    keys: list[str]  # game meta, moves, interest set
+    keys: list[str]  # game meta, moves, interest set (and snapshots, with a snapshot)
     expect_ver: int
     move: str
     fields: dict[str, str]
     payload: bytes
     future: asyncio.Future[MoveOutcome]
+    snapshot: str = ""  # the position after the move, to keep (server/play/snapshots.py)
 
 
 class GroupCommit:
@@ -100,15 +101,17 @@ class GroupCommit:
         move: str,
         fields: dict[str, str],
         payload: bytes,
+        snapshot: str = "",
     ) -> asyncio.Future[MoveOutcome]:
         """Queues a write; the future completes once it is in Redis (or fails with
-        StoreUnavailable). A plain function: the move path awaits one future, no more."""
+        StoreUnavailable). A plain function: the move path awaits one future, no more.
+        With a `snapshot`, `keys` names the game's snapshots fourth."""
         assert self._loop is not None, "GroupCommit.start() first"
         fut: asyncio.Future[MoveOutcome] = self._loop.create_future()
         if self._closing:
             fut.set_exception(StoreUnavailable("the server is shutting down"))
             return fut
-        self._pending.append(Write(keys, expect_ver, move, fields, payload, fut))
+        self._pending.append(Write(keys, expect_ver, move, fields, payload, fut, snapshot))
         self._wake.set()
         return fut
 
@@ -207,7 +210,10 @@ class GroupCommit:
         heads = []
         for w in writes:
             keys += w.keys
-            heads.append((w.expect_ver, w.move, len(w.payload), w.fields))
+            if w.snapshot:
+                heads.append((w.expect_ver, w.move, len(w.payload), w.fields, w.snapshot))
+            else:
+                heads.append((w.expect_ver, w.move, len(w.payload), w.fields))
         payloads = b"".join([w.payload for w in writes])
         return [
             "EVALSHA", self._script.sha, len(keys), *keys, self._origin, self._prefix,

@@ -10,12 +10,14 @@ Cluster slot and a Lua script can update them together:
                                             connected
     {ns:race:CODE}:game:GID          hash   one seat's game (see store.GameRecord)
     {ns:race:CODE}:game:GID:moves    list   that game's moves, in order
+    {ns:race:CODE}:game:GID:snaps    zset   snapshots of its position, scored by move count
+                                            (derived from the moves: server/play/snapshots.py)
     {ns:player:PID}:meta             hash   name, folded (its reserved form), created_ms,
                                             token_sha (SHA256 below)
     {ns:player:PID}:games            set    gids of the player's games (pruned lazily)
     {ns:player:PID}:inst             set    instances where the player is connected
     {ns:player:PID}:conns            hash   the player's open connections: id -> instance
-    {ns:player:PID}:game:GID[:moves] a daily game lives under its player's tag
+    {ns:player:PID}:game:GID[:moves|:snaps] a daily or practice game, under its player's tag
     {ns:token:SHA256}                string player id of the token with that hash
     {ns:name:FOLDED}                 string player id holding that name (folded: case, width
                                             and spacing ignored; server/play/names.py)
@@ -72,6 +74,7 @@ class GameKeys:
     moves: str
     # The set of instances to which this game's events must be relayed.
     interest: str
+    snaps: str
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,8 @@ class Keys:
             interest = self.player_interest(parts[3])
         else:
             return None
-        return GameKeys(f"{tag}:game:{gid}", f"{tag}:game:{gid}:moves", interest)
+        game = f"{tag}:game:{gid}"
+        return GameKeys(game, f"{game}:moves", interest, f"{game}:snaps")
 
     # -- the daily challenge
 

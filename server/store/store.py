@@ -16,6 +16,7 @@ import hashlib
 import logging
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from server.config import Config
@@ -32,6 +33,17 @@ from server.store.stats import StatsStore
 from server.store.writes import MUST_NOT_EXIST, Batch, GameChange, RaceChange
 
 log = logging.getLogger(__name__)
+
+
+@dataclass
+class LoadedGame:
+    """A game as one read saw it: its record, some of its snapshots (move count, text;
+    highest first) and its move list's entries from `start` on."""
+
+    record: GameRecord
+    snapshots: list[tuple[int, str]]
+    start: int
+    moves: list[str]
 
 
 def hash_token(token: str) -> str:
@@ -63,6 +75,7 @@ class Store:
         self._unindex = redis.register_script(scripts.UNINDEX)
         self._swap_name = redis.register_script(scripts.SWAP_NAME)
         self._new_player = redis.register_script(scripts.NEW_PLAYER)
+        self._load_game = redis.register_script(scripts.LOAD_GAME)
         self._game_keys: LRU[str, GameKeys] = LRU(config.game_keys_memo_size)
         self.boards = LeaderboardStore(
             redis, self.keys, config.leaderboard_default_rows, config.leaderboard_max_rows
@@ -354,20 +367,69 @@ class Store:
             return None
         return GameRecord.from_redis(meta, len(moves)), list(moves)
 
-    async def load_games(self, gids: Sequence[str]) -> list[tuple[GameRecord, list[str]] | None]:
-        """Several games with their move lists, in one round trip (None: no such game)."""
-        pipe = self.redis.pipeline(transaction=False)
-        for gid in gids:
-            keys = self.keys.game(gid)
-            assert keys is not None
-            pipe.hgetall(keys.meta)
-            pipe.lrange(keys.moves, 0, -1)
-        raw = await pipe.execute()
-        out: list[tuple[GameRecord, list[str]] | None] = []
-        for i in range(len(gids)):
-            meta, moves = raw[2 * i], raw[2 * i + 1]
-            out.append((GameRecord.from_redis(meta, len(moves)), list(moves)) if meta else None)
-        return out
+    async def load_record(self, gid: str) -> GameRecord | None:
+        """A game's record (with its move count), without its moves."""
+        return (await self.load_records([gid]))[0] if self.game_keys(gid) else None
+
+    async def load_position(
+        self, gid: str, *, last: int, snapshots: int = 3, below: float = float("inf")
+    ) -> LoadedGame | None:
+        """A game as one instant saw it: its record, its `snapshots` highest snapshots
+        scored below `below` (highest first) and the `last` (>= 1) entries of its move list."""
+        return await self._load(gid, below, snapshots, -max(last, 1), -1)
+
+    async def load_moves(self, gid: str, start: int, stop: int) -> LoadedGame | None:
+        """A game's record and the entries `start` to `stop` (inclusive) of its move list,
+        read together."""
+        return await self._load(gid, 0, 0, start, stop)
+
+    async def load_snapshots(self, gid: str, below: float, count: int) -> list[tuple[int, str]]:
+        """A game's `count` highest snapshots scored below `below`, highest first."""
+        keys = self.game_keys(gid)
+        assert keys is not None
+        high = f"({below}" if below != float("inf") else "+inf"
+        rows = await self.redis.zrevrangebyscore(
+            keys.snaps, high, "-inf", start=0, num=count, withscores=True
+        )
+        return [(int(score), text) for text, score in rows]
+
+    async def _load(
+        self, gid: str, below: float, count: int, start: int, stop: int
+    ) -> LoadedGame | None:
+        keys = self.game_keys(gid)
+        if keys is None:
+            return None
+        high = f"({below}" if below != float("inf") else "+inf"
+        try:
+            meta, n, snaps, moves = await self._load_game(
+                keys=[keys.meta, keys.moves, keys.snaps], args=[high, count, start, stop]
+            )
+        except STORE_ERRORS as exc:
+            raise StoreUnavailable(str(exc)) from exc
+        if not meta:
+            return None
+        record = GameRecord.from_redis(dict(zip(meta[::2], meta[1::2], strict=True)), int(n))
+        first = start if start >= 0 else max(0, record.n + start)
+        pairs = [(int(float(snaps[i + 1])), snaps[i]) for i in range(0, len(snaps), 2)]
+        return LoadedGame(record, pairs, first, list(moves))
+
+    async def move_at(self, gid: str, n: int) -> str | None:
+        """Entry `n` of a game's move list (None if there is none)."""
+        keys = self.game_keys(gid)
+        assert keys is not None
+        return await self.redis.lindex(keys.moves, n)
+
+    async def add_snapshots(self, gid: str, ver: int, snaps: Sequence[tuple[int, str]]) -> Status:
+        """Store snapshots made from the moves of the game at version `ver`, each in place
+        of any stored with its score; only if the game is still at that version."""
+        keys = self.game_keys(gid)
+        assert keys is not None
+        batch = Batch()
+        batch.expect(keys.meta, ver)
+        for n, text in snaps:
+            batch.command("ZREMRANGEBYSCORE", keys.snaps, n, n)
+            batch.command("ZADD", keys.snaps, n, text)
+        return await self.apply(batch)
 
     async def load_records(self, gids: Sequence[str]) -> list[GameRecord | None]:
         """Game records (without move lists) of several games at once."""
@@ -399,19 +461,23 @@ class Store:
         return out
 
     def write_move(
-        self, record: GameRecord, move: str, expect_ver: int, payload: bytes
+        self, record: GameRecord, move: str, expect_ver: int, payload: bytes, snapshot: str = ""
     ) -> asyncio.Future[MoveOutcome]:
         """Append `move` (or '' for none) and store `record` (at its new version), if the
         stored game is at `expect_ver`, through the group commit: a future of the write's
-        MoveOutcome. `payload` is relayed to the other instances interested in the game."""
+        MoveOutcome. `payload` is relayed to the other instances interested in the game;
+        a `snapshot` (of the position after the move) is kept with the move."""
         keys = self.game_keys(record.gid)
         assert keys is not None
         return self.commit.submit(
-            [keys.meta, keys.moves, keys.interest],
+            [keys.meta, keys.moves, keys.interest, keys.snaps]
+            if snapshot
+            else [keys.meta, keys.moves, keys.interest],
             expect_ver,
             move,
             record.written_fields(),
             payload,
+            snapshot,
         )
 
     async def write_game(
@@ -424,8 +490,9 @@ class Store:
         payload: bytes = b"",
     ) -> Status:
         """Store a game of a player (a daily attempt or a practice game): `undo` also drops
-        its last move, `index_games` lists it among the player's games, `ttl_s` > 0 makes
-        it (and its move list) expire; `payload` goes to the player's other instances."""
+        its last move (and the snapshots past the new end), `index_games` lists it among the
+        player's games, `ttl_s` > 0 makes it (and its move list and snapshots) expire;
+        `payload` goes to the player's other instances."""
         record = change.record
         keys = self.game_keys(record.gid)
         assert keys is not None
@@ -434,12 +501,14 @@ class Store:
         batch.hset(keys.meta, record.to_redis() if change.all_fields else record.changing_fields())
         if undo:
             batch.command("RPOP", keys.moves)
+            batch.command("ZREMRANGEBYSCORE", keys.snaps, f"({record.n}", "+inf")
         if index_games:
             batch.command("SADD", self.keys.player_games(record.player), record.gid)
         if ttl_s:
             batch.command("EXPIRE", keys.meta, ttl_s)
             if record.n:  # an empty move list is no key at all
                 batch.command("EXPIRE", keys.moves, ttl_s)
+                batch.command("EXPIRE", keys.snaps, ttl_s)
         batch.relay_to(keys.interest, payload)
         status = await self.apply(batch)
         if index_games and status is Status.APPLIED:
@@ -447,13 +516,14 @@ class Store:
         return status
 
     async def expire_games(self, gids: Sequence[str], ttl_s: int) -> None:
-        """Give games (records and move lists) a time to live."""
+        """Give games (records, move lists and snapshots) a time to live."""
         pipe = self.redis.pipeline(transaction=False)
         for gid in gids:
             keys = self.game_keys(gid)
             if keys is not None:
                 pipe.expire(keys.meta, ttl_s)
                 pipe.expire(keys.moves, ttl_s)
+                pipe.expire(keys.snaps, ttl_s)
         await pipe.execute()
 
     # ------------------------------------------------------------ daily attempts index
@@ -512,6 +582,7 @@ class Store:
             assert gone is not None
             batch.command("DEL", gone.meta)
             batch.command("DEL", gone.moves)
+            batch.command("DEL", gone.snaps)
         if change.instances:
             batch.command("SADD", interest, *change.instances)
         for game in change.games:
@@ -536,7 +607,7 @@ class Store:
         for s in race.seats:
             keys = self.keys.game(race_gid(race.code, s.player))
             assert keys is not None
-            out += (keys.meta, keys.moves)
+            out += (keys.meta, keys.moves, keys.snaps)
         return out
 
     async def write_race(self, change: RaceChange) -> Status:

@@ -31,7 +31,7 @@ def todays_deal(server: ServerProcess, game: str) -> int:
 
 def test_a_bot_gets_the_share_text_after_its_attempt(server: ServerProcess, tmp_path: Path) -> None:
     bot = Bot(tmp_path / "bot", "--server", server.ws_url, "--name", "botty",
-              "daily", "quatorze")  # fmt: skip
+              "daily", "quatorze", "--confirm")  # fmt: skip
     try:
         state = bot.next("state")
         played = []
@@ -62,6 +62,8 @@ def test_the_screen_leaves_the_share_text_and_so_does_where_one_stands(
     terminals: Callable[..., Terminal], server: ServerProcess, tmp_path: Path
 ) -> None:
     dana = terminals("dana", "--server", server.ws_url, "--name", "dana", "daily", "quatorze")
+    dana.wait_for(r"Deal it now\? \[y/N\]")
+    dana.enter("y")
     dana.wait_for(r"Moves\s+0")
     seed = todays_deal(server, "quatorze")
     game = engine.new_game("quatorze", seed)

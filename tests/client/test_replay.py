@@ -42,7 +42,7 @@ async def race(server: ServerProcess, finish: bool) -> tuple[str, dict[str, list
         await bob.request({"t": "resign", "gid": f"r.{code}.{bob.player}"})
         await alice.next("result")
     else:
-        daily = await alice.request({"t": "daily", "game": "hopscotch"})
+        daily = await alice.request({"t": "daily", "game": "hopscotch", "confirm": True})
         await alice.request({"t": "move", "gid": daily["gid"], "n": 0, "m": "deal"})
     welcomes = {"alice": alice.welcome, "bob": bob.welcome}
     await alice.close()

@@ -47,10 +47,13 @@ def test_a_past_days_board_links_replays_that_step_through_the_game(
     async def play() -> tuple[dict, list[str], str]:
         async with Client.connect(behind.ws_url) as c:
             await c.hello("<b>x</b> & co")
-            state = await c.request({"t": "daily", "game": GAME})
+            state = await c.request({"t": "daily", "game": GAME, "confirm": True})
             moves = []
             for _ in range(5):
-                move = sorted(engine.legal_moves_from_view(state["view"]))[0]
+                legal = sorted(engine.legal_moves_from_view(state["view"]))
+                if not legal or state["finished"]:  # a deal of this day may end sooner
+                    break
+                move = legal[0]
                 state = await c.request(
                     {"t": "move", "gid": state["gid"], "n": state["n"], "m": move}
                 )
@@ -64,7 +67,8 @@ def test_a_past_days_board_links_replays_that_step_through_the_game(
 
     # The past day's board: the name is a link to the replay.
     board = rendered_page(chromium, f"{today.http_url}/leaderboard/{GAME}/{day}")
-    assert board.rows[0][1] == "<b>x</b> & co" and board.bold == 0
+    # (The player was made that day: the name cell also has its "new" badge, outside the link.)
+    assert board.rows[0][1] == "<b>x</b> & co new" and board.bold == 0
     replay_href = dict(board.links)["<b>x</b> & co"]
     assert replay_href == f"/replay/{gid}"
     assert "links to the replay" in board.text

@@ -188,7 +188,7 @@ def test_a_write_stores_every_field_that_the_move_changed(game, resign_at):
                 break
             decision = decide_move(live, n, move, now_us)
             assert isinstance(decision, Applied), decision
-            live.move_list.append(move)
+            live.tail.append(move)
             decision = decision.record
         assert isinstance(decision, GameRecord)
         live.record = decision

@@ -187,15 +187,15 @@ class RaceLife(RuleBasedStateMachine):
         try:
             if resign:
                 decision = decide_resign(live, self.now * 1000)
-            elif replay and live.move_list:
-                decision = decide_move(live, 0, live.move_list[0], self.now * 1000)
+            elif replay and live.tail:
+                decision = decide_move(live, 0, live.tail[0], self.now * 1000)
                 assert isinstance(decision, Retransmission)
                 return
             else:
                 move = choose_move(live.game.view(), "easy", self.rng)
                 if move is None:
                     return
-                decision = decide_move(live, len(live.move_list), move, self.now * 1000)
+                decision = decide_move(live, live.n, move, self.now * 1000)
         except TimeUp:
             assert not in_time and not rec.finished
             self._close_if_due()
@@ -208,7 +208,7 @@ class RaceLife(RuleBasedStateMachine):
         assert decision.record.ver == rec.ver + 1
         live.record = decision.record
         if decision.move:
-            live.move_list.append(decision.move)
+            live.tail.append(decision.move)
         if live.record.finished:
             self._close_if_due()
 
@@ -242,7 +242,7 @@ class RaceLife(RuleBasedStateMachine):
             live = self.games[board.player]
             view = msgspec.msgpack.decode(board.view)
             # Exactly the seat's own public view: every face-down card stays face down.
-            assert view == live.game.view() and board.n == len(live.move_list)
+            assert view == live.game.view() and board.n == live.n
             hidden = {c for code in live.game.HIDDEN for c in live.game.piles[code]}
             assert not hidden & set(msgspec.json.encode(view).decode().split('"'))
         assert rest[2 * len(seats) :] == (self.results if status == RaceStatus.DONE else [])

@@ -15,6 +15,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+import redis as sync_redis
 from helpers import Seat, close_all, seat_race
 from support.server_proc import ServerFactory, ServerProcess
 from support.ws_client import Client
@@ -251,7 +252,7 @@ async def test_long_games_come_in_pages(servers: ServerFactory) -> None:
 
 
 async def play_daily(client: Client, game: str, count: int) -> tuple[dict[str, Any], list[str]]:
-    state = await client.request({"t": "daily", "game": game})
+    state = await client.request({"t": "daily", "game": game, "confirm": True})
     assert state["t"] == "state", state
     moves: list[str] = []
     for _ in range(count):
@@ -379,6 +380,22 @@ async def test_a_long_games_pages_show_the_engines_positions(servers: ServerFact
         for n, m in enumerate(moves):
             assert (await c.request({"t": "move", "gid": gid, "n": n, "m": m}))["t"] == "state"
         await c.request({"t": "resign", "gid": gid})
+        # The server stored a snapshot of the position every 500 moves to load the game
+        # quickly; a replay must never show one. Each is made to hold the deal's position
+        # (still well-formed), so that a page built from a snapshot would show the wrong board.
+        snaps = f"{{{servers.namespace}:race:{code}}}:game:{gid}:snaps"
+        store = sync_redis.Redis.from_url(servers.redis_url, decode_responses=True)
+        try:
+            stored = store.zrange(snaps, 0, -1, withscores=True)
+            assert [int(n) for _, n in stored] == [500, 1000, 1500, 2000]
+            deal = engine.new_game("bakers_game", 2).piles
+            for text, n in stored:
+                snapshot = json.loads(text)
+                assert snapshot["piles"] != deal
+                store.zrem(snaps, text)
+                store.zadd(snaps, {json.dumps(snapshot | {"piles": deal}): n})
+        finally:
+            store.close()
         replay = await replay_all(c, gid=gid)
     assert replay["moves"] == moves
     assert_ends_as_stored(replay)
