@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import urllib.request
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -97,6 +98,16 @@ def check_spectator_frames(
         hidden = {c for code in game.HIDDEN for c in game.piles[code]}
         assert hidden, "the deal shows no face-down card to hide"
         assert not strings(frame) & hidden, frame
+
+
+def game_loads(server: ServerProcess) -> float:
+    """The server's count of games loaded from the store (its /metrics)."""
+    with urllib.request.urlopen(server.http_url + "/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    for line in text.splitlines():
+        if line.startswith("solitaire_game_loads_total "):
+            return float(line.split()[1])
+    raise AssertionError("no solitaire_game_loads_total in /metrics")
 
 
 async def watching(client: Client, code: str) -> list[dict[str, Any]]:
@@ -300,6 +311,22 @@ async def test_a_spectator_on_another_instance_follows_the_race(servers: ServerF
             await ann.play()
             await bob.play()
         await boards_until(sam, {ann.client.player: 2, bob.client.player: 2})
+        # Watching there now, where no seat's game is in play: the boards are loaded from
+        # the store once (and kept for the next spectator, who gets the same).
+        loads = []
+        for name in ("tim", "uma"):
+            late = await Client.connect(two.ws_url)
+            try:
+                await late.hello(name)
+                got = await watching(late, code)
+                boards = {m["player"]: m for m in got if m["t"] == "seat"}
+                for s in seats:
+                    assert boards[s.client.player]["n"] == 2
+                    assert boards[s.client.player]["view"] == s.game.view()
+                loads.append(game_loads(two))
+            finally:
+                await late.close()
+        assert loads[1] == loads[0] >= 2, loads
         for s in seats:
             assert (await s.client.request({"t": "resign", "gid": s.gid}))["finished"]
         await sam.next("result", race=code)
