@@ -35,13 +35,15 @@ ILLEGAL_MOVE = "illegal_move"
 OUT_OF_ORDER = "out_of_order"
 ALREADY_PLAYED = "already_played"
 NAME_TAKEN = "name_taken"
+NO_SPECTATORS = "no_spectators"
 RATE_LIMITED = "rate_limited"
 NOT_OVER = "not_over"
 UNAVAILABLE = "unavailable"
 INTERNAL = "internal"
 ERROR_CODES = (
     BAD_REQUEST, UNSUPPORTED_VERSION, AUTH_FAILED, NOT_FOUND, RACE_FULL, RACE_STARTED,
-    NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, NAME_TAKEN, RATE_LIMITED, NOT_OVER,
+    NOT_HOST, ILLEGAL_MOVE, OUT_OF_ORDER, ALREADY_PLAYED, NAME_TAKEN, NO_SPECTATORS, RATE_LIMITED,
+    NOT_OVER,
     UNAVAILABLE, INTERNAL,
 )  # fmt: skip
 
@@ -126,6 +128,8 @@ class Create(Request, tag="create"):
     # Bot seats (server/play/bots.py), counted in max_players.
     bots: BotCount = 0
     bot_strength: Literal["easy", "medium", "hard"] = "medium"
+    # Whether anyone with the race's code may `watch` it (and open its page).
+    spectators: bool = True
 
     def __post_init__(self) -> None:
         _check_game(self.game)
@@ -156,6 +160,12 @@ class Move(Request, tag="move"):
     gid: Gid
     n: MoveCount
     m: MoveText
+
+
+class Watch(Request, tag="watch"):
+    """Follow a race as a spectator: every seat's board, never a seat of one's own."""
+
+    race: RaceCode
 
 
 class Get(Request, tag="get"):
@@ -232,7 +242,7 @@ class Replay(Request, tag="replay"):
 # here too (their handlers are registered in server/play/handlers.py).
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
-    Practice, Undo, Hint, Replay, Rematch,
+    Practice, Undo, Hint, Replay, Rematch, Watch,
 )  # fmt: skip
 
 
@@ -279,6 +289,7 @@ class Created(Message, tag="created"):
     game: str
     max_players: int
     time_limit_s: int | None  # always sent; nil means no time limit
+    spectators: bool = True  # absent: spectators may watch (as from servers before them)
 
 
 class Seat(Struct):
@@ -306,6 +317,21 @@ class Progress(Message, tag="progress"):
     name: str
     score: int
     moves: int
+    won: bool
+    over: bool
+    finished: bool
+    elapsed_ms: int
+
+
+class SeatBoard(Message, tag="seat"):
+    """One race seat's board as its own player sees it (the `state` they were sent, less
+    what only they need), for spectators: after each move of that seat, and on `watch`."""
+
+    race: str
+    player: str
+    n: int
+    view: Any  # the engine's public view, as in `state` (msgspec.Raw when the server sends it)
+    score: int
     won: bool
     over: bool
     finished: bool
@@ -457,7 +483,7 @@ class Error(Message, tag="error"):
 # Every message type the server sends, as a client decodes them (protocol/decoding.py).
 MESSAGE_TYPES: tuple[type[Message], ...] = (
     State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, DailyStatus,
-    LeaderboardReply, StatsReply, ReplayReply, RematchOffer, Error,
+    LeaderboardReply, StatsReply, ReplayReply, RematchOffer, Error, SeatBoard,
 )  # fmt: skip
 
 

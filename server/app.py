@@ -23,6 +23,7 @@ from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
 from server.edge.session import Session, SessionContext
+from server.edge.watchers import Watchers
 from server.metrics import Metrics
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
@@ -34,6 +35,7 @@ from server.play.practice import Practice
 from server.play.presence import Presence
 from server.play.races import Races
 from server.play.replays import Replays
+from server.play.spectators import Spectating
 from server.solver_pool import SolverPool
 from server.store.bus import Bus
 from server.store.redis_client import create_redis
@@ -53,7 +55,7 @@ class App:
         self.instance = secrets.token_hex(6)
         self.metrics = Metrics()
         self.admission = Admission(config, self.metrics)
-        self.hub = Hub()
+        self.hub = Hub(Watchers.from_config(config))
         self.sessions: set[Session] = set()
         self.draining = False
         self.port = 0
@@ -98,6 +100,7 @@ class App:
             self.metrics,
         )
         self.replays = Replays(self.store, self.clock, config)
+        self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)
         self.daily: DailyService | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
@@ -136,6 +139,7 @@ class App:
                 self.practice,
                 DailyRequests(self.daily, self.cache, self.clock.now_ms),
                 self.replays,
+                self.spectating,
             ),
             spawn=self.spawn,
             ids=self._ids,
@@ -144,7 +148,11 @@ class App:
         )
         await self.bus.start()
         routes = HttpRoutes(
-            health=self.store.ping, metrics=self.metrics, daily=self.daily, replays=self.replays
+            health=self.store.ping,
+            metrics=self.metrics,
+            daily=self.daily,
+            replays=self.replays,
+            races=self.spectating,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -82,6 +82,9 @@ class Config:
     finished_race_ttl_s: int = 30 * 24 * 3600  # finished races are kept this long
     reaper_interval_s: float = 1.0  # how often expired races are looked for
     reaper_full_scan_s: float = 30.0  # how often every running race is checked for completion
+    # Spectators (server/play/spectators.py, server/edge/watchers.py), counted per process.
+    max_spectators_per_race: int = 1000  # connections of this process watching one race
+    max_watched_races_per_connection: int = 4
 
     # Process behaviour.
     # Server processes serving the port, each an instance of its own on the shared store
@@ -104,6 +107,7 @@ class Config:
     game_load_loop_replay_max: int = 2_000
     game_keys_memo_size: int = 100_000  # games whose key names are kept at hand
     race_memo_size: int = 10_000  # races whose seats (and lobbies) are kept at hand
+    spectator_memo_size: int = 2_000  # seats' games kept replayed for spectators and pages
     shutdown_grace_s: float = 5.0  # time given to in-flight requests on SIGTERM
     ping_interval_s: float = 20.0
 
@@ -366,6 +370,10 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                             "seconds a lobby waits for a player whose last connection closed "
                             "before they leave it; a leaving host hands the race to the next "
                             "player (default 30)"),
+    "max_spectators_per_race": ("--max-spectators-per-race", "SOLITAIRE_MAX_SPECTATORS_PER_RACE",
+                                _positive(int),
+                                "connections of this process that may watch one race at once; "
+                                "beyond: race_full (default 1000)"),
     "workers": ("--workers", "SOLITAIRE_WORKERS", _workers,
                 "server processes sharing the port and the store, each an instance of its "
                 "own; 0: one per CPU core (default 1)"),

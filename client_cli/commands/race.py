@@ -70,6 +70,9 @@ def register(subparsers: Any) -> None:
                      "in --max-players; their names end with '(bot)')")  # fmt: skip
     new.add_argument("--bot-strength", choices=("easy", "medium", "hard"), default="medium",
                      help="how well the bots play (default medium)")  # fmt: skip
+    new.add_argument("--no-spectators", dest="spectators", action="store_false",
+                     help="nobody may watch the race (by default anyone with its code may, "
+                     "with solitaire watch CODE or on the server's /race/CODE page)")  # fmt: skip
     new.set_defaults(func=run_new)
     join = add_command(
         actions,
@@ -133,6 +136,7 @@ def run_new(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
         bots=args.bots,
         bot_strength=args.bot_strength if args.bots else "medium",  # the default: not sent
+        spectators=args.spectators,
     )
 
     async def setup(play: Play, conn: Connection) -> None:

@@ -9,8 +9,9 @@ saves the lobby (lobby.txt) and, after winning Quatorze deal 1, the wait for the
 other player (race-waiting.txt), once they resign, the standings
 (race-result.txt), once bob presses r, his rematch offered on alice's standings
 (rematch.txt), and that race played back by `solitaire replay` (replay.txt); then a
-daily attempt's end with its share text (daily-share.txt). WHAT names the captures to
-make (a game, or daily-share; quatorze makes the race, rematch and replay ones); none:
+daily attempt's end with its share text (daily-share.txt), and a race watched by
+`solitaire watch` (watch.txt, watch-result.txt). WHAT names the captures to make (a
+game, daily-share or watch; quatorze makes the race, rematch and replay ones); none:
 all of them.
 """
 
@@ -148,6 +149,49 @@ def replay(server: ServerProcess, sock: Path, tmp: str, code: str) -> None:
     (OUT / "replay.txt").write_text(screen.rstrip() + "\n")
 
 
+def row(name: str, score: int, moves: int) -> str:
+    """A player's row of the watch screen's side panel."""
+    return f"{name:<12} {score:>5} {moves:>5}"
+
+
+def watch(server: ServerProcess, sock: Path, tmp: str) -> None:
+    """sam watches alice and bob race on Quatorze deal 1: after alice's sixth pair and bob's
+    second (watch.txt), and the standings once alice has won and bob resigned
+    (watch-result.txt)."""
+
+    def player(name: str, home: str, args: str) -> Pane:
+        env = f"env XDG_CONFIG_HOME={tmp}/{home} LANG=C.UTF-8 TERM=xterm-256color"
+        line = f"--server {server.ws_url} --name {name} {args} --log-file {LOGS}/{name}-watch.log"
+        return Pane(sock, f"w-{name}", f"{env} {BIN}/solitaire {line}")
+
+    alice = player("alice", "a", "race new quatorze --seed 1")
+    code = alice.wait("Share it:").split("race join ", 1)[1].split()[0]
+    bob = player("bob", "b", f"race join {shlex.quote(code)}")
+    alice.wait("bob")
+    sam = player("sam", "s", f"watch {shlex.quote(code)}")
+    sam.wait("Waiting for the host")
+    alice.enter()
+    sam.wait(row("alice", 0, 0))
+    for move in QUATORZE_WIN[:6]:
+        alice.enter(move)
+    for move in QUATORZE_WIN[:2]:
+        bob.enter(move)
+    sam.wait(row("bob", 4, 2))
+    screen = sam.wait(row("alice", 12, 6))
+    (OUT / "watch.txt").write_text(screen.rstrip() + "\n")
+    for move in QUATORZE_WIN[6:]:
+        alice.enter(move)
+    sam.wait(row("alice", 52, 26))
+    bob.enter("resign")
+    bob.wait("Resign?")
+    bob.enter("y")
+    sam.wait("The race is over")
+    sam.tmux("send-keys", "-t", sam.name, "s")
+    result = sam.wait(f"Race {code} is over")
+    (OUT / "watch-result.txt").write_text(result.rstrip() + "\n")
+    print(f"watch: race {code}")
+
+
 def main(what: list[str]) -> None:
     games = (("doublets", 12), ("quatorze", 6), ("bakers_game", 11), ("hopscotch", 24))
     with tempfile.TemporaryDirectory() as tmp:
@@ -156,6 +200,8 @@ def main(what: list[str]) -> None:
         try:
             if not what or "daily-share" in what:
                 daily_share(server, sock, tmp)
+            if not what or "watch" in what:
+                watch(server, sock, tmp)
             for game, count in games:
                 if what and game not in what:
                     continue

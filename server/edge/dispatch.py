@@ -18,12 +18,18 @@ from server.play.players import Who
 from server.play.practice import Practice
 from server.play.races import Races
 from server.play.replays import Replays
+from server.play.spectators import Spectating
 
 Handler = Callable[[Who, Any], Awaitable[list[p.Message]]]
 
 
 def build_handlers(
-    races: Races, moves: Moves, practice: Practice, daily: DailyRequests, replays: Replays
+    races: Races,
+    moves: Moves,
+    practice: Practice,
+    daily: DailyRequests,
+    replays: Replays,
+    spectating: Spectating,
 ) -> dict[type[p.Request], Handler]:
     return {
         p.Create: races.create,
@@ -40,4 +46,5 @@ def build_handlers(
         p.Undo: practice.undo,
         p.Hint: practice.hint,
         p.Replay: replays.replay,
+        p.Watch: spectating.watch,
     }

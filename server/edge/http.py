@@ -10,13 +10,14 @@
     GET /leaderboard/GAME/DATE.json       the same board as JSON, the `leaderboard` message's fields
     GET /replay/ID?n=K                    a finished game after K moves (ID: a gid, or RACE:SEAT)
     GET /replay/ID.json                   its deal, moves and result, the `replay` message's fields
+    GET /race/CODE                        a race as its spectators see it (reloads itself while on)
 
 Any other path except the WebSocket endpoint is 404. Unknown games, malformed dates and days
 that have not begun are 404 with a short plain-text reason; so are unknown replays (and every
 practice game: nobody is known on the web), while a game not yet shown (its race running, its
-day not over) is 403. `/leaderboard.json` redirects
-rather than answering itself, so that the board has one address and its caching is the
-board's own.
+day not over) is 403. Unknown races are 404 too, and a race that takes no spectators is 403.
+`/leaderboard.json` redirects rather than answering itself, so that the board has one address
+and its caching is the board's own.
 """
 
 from __future__ import annotations
@@ -39,12 +40,14 @@ import engine
 import protocol as p
 from server.edge import pages
 from server.edge.pages import replay as replay_page
+from server.edge.pages.race import render_race
 from server.metrics import Metrics
 from server.play.replays import parse_ref, replay_message
 
 if TYPE_CHECKING:
     from server.daily.service import DailyService
     from server.play.replays import Replays
+    from server.play.spectators import Spectating
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +89,7 @@ class HttpRoutes:
         metrics: Metrics,
         daily: DailyService | None = None,
         replays: Replays | None = None,
+        races: Spectating | None = None,
         on_scrape: Callable[[], Awaitable[None]] | None = None,
         ws_path: str = "/ws",
     ) -> None:
@@ -93,6 +97,7 @@ class HttpRoutes:
         self.metrics = metrics
         self.daily = daily
         self.replays = replays
+        self.races = races
         self.on_scrape = on_scrape
         self.ws_path = ws_path
         self._json = msgspec.json.Encoder()
@@ -135,7 +140,28 @@ class HttpRoutes:
             return await self.leaderboard(path, query)
         if path.startswith("/replay/"):
             return await self.replay(unquote(path[len("/replay/") :]), query)
+        if path.startswith("/race/"):
+            return await self.race(path)
         return text(404, "not found")
+
+    async def race(self, path: str) -> Response:
+        """A race's page: what its spectators see, read afresh on every request."""
+        if self.races is None:
+            return text(404, "races are not served here")
+        code = unquote(path[len("/race/") :]).rstrip("/")
+        if not code or "/" in code:
+            return text(404, "not found")
+        try:
+            messages, now_ms = await self.races.page(code)
+        except p.Refused as refused:
+            return text(403 if refused.code == p.NO_SPECTATORS else 404, refused.message)
+        html = render_race(messages, now_ms)
+        return _response(
+            200,
+            html.encode(),
+            "text/html; charset=utf-8",
+            {"Cache-Control": "no-store", "Content-Security-Policy": PAGE_CSP},
+        )
 
     async def leaderboard(self, path: str, query: dict[str, list[str]]) -> Response:
         daily = self.daily

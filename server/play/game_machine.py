@@ -142,6 +142,21 @@ class LiveGame:
     def progress(self, now_ms: int) -> p.Progress:
         return progress(self.record, now_ms)
 
+    def board(self, now_ms: int) -> p.SeatBoard:
+        """A race seat's board for its spectators: its player's own public view."""
+        rec = self.record
+        return p.SeatBoard(
+            race=rec.race,
+            player=rec.player,
+            n=self.n,
+            view=msgspec.Raw(p.encode_value(self.game.view())),
+            score=rec.score,
+            won=rec.won,
+            over=rec.over,
+            finished=rec.finished,
+            elapsed_ms=elapsed_ms(rec, now_ms),
+        )
+
 
 def progress(rec: GameRecord, now_ms: int) -> p.Progress:
     """A race seat's `progress` as its record stands at `now_ms`."""

@@ -7,6 +7,8 @@ each seat. No await, no Redis, no sockets. Every status change of a race is made
 
     lobby --start--> running --close (every seat finished, or the deadline)--> done
 
+In any status a race may be watched (`watch`): the machine says whether the asker may and
+what they are first sent; server/edge/watchers.py follows the race for them from then on.
 In its lobby a race also changes seats: `join` adds one, `leave` frees one (a player gone
 from every connection), handing the race to another human when its host leaves.
 
@@ -169,6 +171,7 @@ class RaceMachine:
         now_ms: int,
         origin: str,
         instances: list[str],
+        spectators: bool = True,
     ) -> tuple[RaceMachine, Transition]:
         """A new race in its lobby with its host seated (`instances`: where the host is
         connected, this instance first). The store refuses it if the code is taken."""
@@ -181,6 +184,7 @@ class RaceMachine:
             time_limit_s=time_limit_s or 0,
             created_ms=now_ms,
             seats=[host],
+            spectators=spectators,
         )
         machine = cls(race, rules)
         created = p.Created(
@@ -188,6 +192,7 @@ class RaceMachine:
             game=race.game,
             max_players=race.max_players,
             time_limit_s=race.time_limit_s or None,
+            spectators=race.spectators,
         )
         lobby = machine.lobby()
         events = [Event(to=[host.player], frames=[p.encode(lobby)], skip=origin)]
@@ -253,6 +258,41 @@ class RaceMachine:
             payload=encode_events(events),
         )
         return Transition(change, [lobby], events)
+
+    def may_watch(self, player: str | None) -> None:
+        """Refuses (`no_spectators`) unless `player` may watch the race (None: a visitor of
+        its page). Its creator decides whether anyone may; its own seats never do until it
+        is done: every seat plays the same deal, so the others' boards show cards that are
+        still face down in one's own game."""
+        race = self.race
+        if not race.spectators:
+            raise p.Refused(p.NO_SPECTATORS, f"race {race.code} does not take spectators")
+        if player is not None and self.seated(player) and race.status != RaceStatus.DONE:
+            raise p.Refused(
+                p.NO_SPECTATORS,
+                f"you play in race {race.code}: seats do not watch it (join it to play)",
+            )
+
+    def watch(self, player: str | None, boards: list[LiveGame], now_ms: int) -> list[p.Message]:
+        """What a spectator is first sent: the race as it stands, as a seat that never left
+        has heard it (its lobby; once it runs its `start`, and every seat's board and
+        `progress` from `boards`, the seats' games as read at `now_ms`; once it is done, its
+        result), and only that: each board is its player's own public view. Refused as
+        `may_watch` says."""
+        self.may_watch(player)
+        race = self.race
+        replies: list[p.Message] = [self.lobby()]
+        if race.status == RaceStatus.LOBBY:
+            return replies
+        replies.append(self.start_message())
+        by_player = {live.record.player: live for live in boards}
+        seats = [by_player[s.player] for s in race.seats if s.player in by_player]
+        replies += [live.board(now_ms) for live in seats]
+        replies += [live.progress(now_ms) for live in seats]
+        result = race.stored_result()
+        if result is not None:
+            replies.append(result)
+        return replies
 
     def leave(self, player: str) -> Transition:
         """`player` has gone (no connection left) while the race waits in its lobby: their
@@ -415,6 +455,7 @@ class RaceMachine:
             now_ms=now_ms,
             origin=origin,
             instances=instances,
+            spectators=done.spectators,
         )
 
     def offer(self, asker: p.Seat, origin: str) -> Event:

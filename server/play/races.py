@@ -87,6 +87,7 @@ class Races:
                 now_ms=self.clock.now_ms(),
                 origin=who.uid,
                 instances=instances,
+                spectators=msg.spectators,
             )
 
         for _ in range(RETRIES):
@@ -98,8 +99,9 @@ class Races:
         machine, step = opened
         race = machine.race
         log.info(
-            "race %s created by player %s: %s, %d seats, time limit %s",
+            "race %s created by player %s: %s, %d seats, time limit %s, %s",
             race.code, who.player, race.game, race.max_players, race.time_limit_s or "none",
+            "spectators welcome" if race.spectators else "no spectators",
         )  # fmt: skip
         return await self._opened(who, machine, step, msg.bots, msg.bot_strength)
 

@@ -6,7 +6,8 @@ Cluster slot and a Lua script can update them together:
 
     {ns:race:CODE}:meta              hash   race settings, status, times, result, rematch
     {ns:race:CODE}:seats             list   player ids in the order they joined
-    {ns:race:CODE}:inst              set    server instances with a seated player connected
+    {ns:race:CODE}:inst              set    server instances with a seated player (or a spectator)
+                                            connected
     {ns:race:CODE}:game:GID          hash   one seat's game (see store.GameRecord)
     {ns:race:CODE}:game:GID:moves    list   that game's moves, in order
     {ns:race:CODE}:game:GID:snaps    zset   snapshots of its position, scored by move count

@@ -134,6 +134,9 @@ class RaceRecord:
     seats: list[p.Seat] = field(default_factory=list)
     result_json: str = ""  # the result as stored when the race closed (JSON); "" until done
     rematch: str = ""  # once done: the code of its rematch, decided once ("" until asked)
+    # Whether it may be watched (Create.spectators). Races stored before spectators existed
+    # have no such field: they may be watched, as every race by default.
+    spectators: bool = True
 
     def to_redis(self) -> dict[str, str]:
         out = {
@@ -141,7 +144,7 @@ class RaceRecord:
             "max_players": str(self.max_players), "time_limit_s": str(self.time_limit_s),
             "status": str(self.status), "created_ms": str(self.created_ms),
             "starts_at_ms": str(self.starts_at_ms), "ends_at_ms": str(self.ends_at_ms),
-            "ver": str(self.ver),
+            "ver": str(self.ver), "spectators": "1" if self.spectators else "0",
         }  # fmt: skip
         if self.result_json:
             out["result"] = self.result_json
@@ -159,6 +162,7 @@ class RaceRecord:
             starts_at_ms=int(d.get("starts_at_ms", 0)), ends_at_ms=int(d.get("ends_at_ms", 0)),
             ver=int(d.get("ver", 0)), seats=seats, result_json=d.get("result", ""),
             rematch=d.get("rematch", ""),
+            spectators=d.get("spectators", "1") != "0",
         )  # fmt: skip
 
     def players(self) -> list[str]:

@@ -8,7 +8,9 @@ the lifecycle allows, the host is always a seated person, no move is taken after
 end or past the time limit, a closed race has exactly one result with one standing per
 seat, ranked by score, time and moves; a seat that joins again gets what a seat that never
 left has (the start and every seat's progress), and anyone joining a finished race its
-result.
+result; a spectator may watch only a race that takes spectators and is not one of its seats
+(until it is done), and gets each seat's board as that seat's own public view, never a
+face-down card nor, before the result, the seed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import random
 
 import hypothesis.strategies as st
+import msgspec
 from hypothesis import event, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -34,6 +37,7 @@ from server.store.records import RaceStatus
 from server.store.writes import MUST_NOT_EXIST
 
 PLAYERS = ["ann", "bob", "cy", "dee", "eve", "bot-1"]  # bot-1: a bot seat (never leaves)
+WATCHERS = [*PLAYERS, "sam", None]  # sam never joins; None: a visitor of the race's page
 RULES = RaceRules(untimed_race_max_s=3600)
 
 
@@ -57,12 +61,17 @@ class RaceLife(RuleBasedStateMachine):
         seed=st.integers(1, 10_000),
         max_players=st.integers(2, 5),
         limit=st.sampled_from([0, 30, 120]),
+        spectators=st.booleans(),
     )
-    def create(self, game: str, seed: int, max_players: int, limit: int) -> None:
+    def create(self, game: str, seed: int, max_players: int, limit: int, spectators: bool) -> None:
         machine, step = RaceMachine.create(
             RULES, code="ABCDEF", game=game, seed=seed, host=p.Seat("ann", "Ann"),
             max_players=max_players, time_limit_s=limit or None, now_ms=self.now,
-            origin="i.1", instances=["i"],
+            origin="i.1", instances=["i"], spectators=spectators,
+        )  # fmt: skip
+        assert step.replies[0] == p.Created(
+            race="ABCDEF", game=game, max_players=max_players, time_limit_s=limit or None,
+            spectators=spectators,
         )  # fmt: skip
         assert step.change is not None and step.change.expect_ver == MUST_NOT_EXIST
         assert machine.race.status == RaceStatus.LOBBY and machine.players() == ["ann"]
@@ -205,6 +214,42 @@ class RaceLife(RuleBasedStateMachine):
             live.tail.append(decision.move)
         if live.record.finished:
             self._close_if_due()
+
+    @precondition(lambda self: self.machine is not None)
+    @rule(who=st.sampled_from(WATCHERS))
+    def watch(self, who: str | None) -> None:
+        m = self.machine
+        assert m is not None
+        status, before = m.race.status, (m.race.ver, list(m.players()))
+        boards = list(self.games.values())
+        try:
+            replies = m.watch(who, boards, self.now)
+        except p.Refused as refused:
+            assert refused.code == p.NO_SPECTATORS
+            assert not m.race.spectators or (who in before[1] and status != RaceStatus.DONE)
+            return
+        assert m.race.spectators and (who not in before[1] or status == RaceStatus.DONE)
+        assert (m.race.ver, m.players()) == before, "watching changed the race"
+        lobby, *rest = replies
+        assert isinstance(lobby, p.Lobby) and [s.player for s in lobby.players] == m.players()
+        if status == RaceStatus.LOBBY:
+            assert rest == []
+            return
+        seats = m.players()
+        start, *rest = rest
+        assert isinstance(start, p.Start) and start.starts_at_ms == m.race.starts_at_ms
+        got, progress = rest[: len(seats)], rest[len(seats) : 2 * len(seats)]
+        assert [b.player for b in got] == seats and [g.player for g in progress] == seats
+        for board in got:
+            assert isinstance(board, p.SeatBoard)
+            live = self.games[board.player]
+            view = msgspec.msgpack.decode(board.view)
+            # Exactly the seat's own public view: every face-down card stays face down.
+            assert view == live.game.view() and board.n == live.n
+            hidden = {c for code in live.game.HIDDEN for c in live.game.piles[code]}
+            assert not hidden & set(msgspec.json.encode(view).decode().split('"'))
+        assert rest[2 * len(seats) :] == (self.results if status == RaceStatus.DONE else [])
+        assert all(not hasattr(r, "seed") for r in replies if not isinstance(r, p.Result))
 
     @rule(seconds=st.integers(0, 200))
     def wait(self, seconds: int) -> None:

@@ -1,0 +1,122 @@
+"""The race page, /race/CODE, as a person sees it in a real headless Chromium, while a race
+runs and one of its players has a daily in progress: every seat's board live, nothing its
+player cannot see, no seed, no daily's card; unknown races, dailies and races without
+spectators refused."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import redis.asyncio as aioredis
+from daily_browser import ensure_chromium, rendered_page, screenshot
+from support.server_proc import ServerFactory
+from support.ws_client import Client
+
+import engine
+from server.store.keys import Keys
+
+GAME = "quatorze"
+SEED = 1_234_567
+HOSTILE = "<b>x</b> & <i>"  # a name that must stay text
+
+
+def http_get(url: str) -> tuple[int, dict[str, str], str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode()
+
+
+def card_names(text: str) -> set[str]:
+    return set(re.findall(r"\b[A2-9TJQK][CDHS]\b", text))
+
+
+async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
+    servers: ServerFactory, redis: aioredis.Redis, tmp_path: Path
+) -> None:
+    chromium = ensure_chromium()
+    server = servers.start()
+    ann, bob = await Client.connect(server.ws_url), await Client.connect(server.ws_url)
+    try:
+        await ann.hello("ann")
+        await bob.hello(HOSTILE)
+        # ann's daily in progress, beside the race.
+        daily = await ann.request({"t": "daily", "game": GAME, "confirm": True}, timeout=60)
+        today = dt.datetime.now(dt.UTC).date().isoformat()
+        daily_seed = int(await redis.hget(Keys(servers.namespace).day_deal(GAME, today), "seed"))
+        move = sorted(engine.replay(GAME, daily_seed, []).legal_moves())[0]
+        assert (await ann.request({"t": "move", "gid": daily["gid"], "n": 0, "m": move}))["n"] == 1
+
+        code = (await ann.request({"t": "create", "game": GAME, "seed": SEED}))["race"]
+        page = server.http_url + f"/race/{code.lower()}"
+        # The lobby: the players, no board yet.
+        status, headers, html = http_get(page)
+        assert status == 200 and headers["Content-Type"].startswith("text/html")
+        assert 'http-equiv="refresh"' in html and "<pre>" not in html
+        await bob.request({"t": "join", "race": code})
+        await ann.request({"t": "start", "race": code})
+        games = {c.player: engine.new_game(GAME, SEED) for c in (ann, bob)}
+        gids = {c.player: (await c.next("state", race=code))["gid"] for c in (ann, bob)}
+        for c, count in ((ann, 4), (bob, 1)):
+            game = games[c.player]
+            for n in range(count):
+                m = sorted(game.legal_moves())[0]
+                reply = await c.request({"t": "move", "gid": gids[c.player], "n": n, "m": m})
+                assert reply["t"] == "state"
+                game.play(m)
+
+        status, headers, html = http_get(page)
+        assert status == 200
+        assert headers["Cache-Control"] == "no-store"
+        assert "script-src" not in headers["Content-Security-Policy"]
+        assert "default-src 'none'" in headers["Content-Security-Policy"]
+        assert '<meta http-equiv="refresh" content="2">' in html
+        seen = rendered_page(chromium, page)
+        assert seen.scripts == 0 and seen.bold == 0  # the hostile name stayed text
+        assert seen.headings == [f"Quatorze · race {code}"]
+        assert HOSTILE in seen.text and "Running · 2 players" in seen.text
+        # One board per seat in seat order, each the engine's drawing of the seat's own
+        # public view: its face-down stock is a count, none of its cards named.
+        assert seen.pre == [engine.render_text(games[c.player].view()) for c in (ann, bob)]
+        for board, c in zip(seen.pre, (ann, bob), strict=True):
+            game = games[c.player]
+            hidden = {card for pile in game.HIDDEN for card in game.piles[pile]}
+            assert hidden and not card_names(board) & hidden
+        assert "score 8 / 52 · moves 4" in seen.text
+        for secret in (SEED, daily_seed):
+            assert str(secret) not in html
+        assert "seed" not in seen.text.lower()
+        screenshot(chromium, page, tmp_path / "race.png")
+
+        # Bad addresses: the protocol's answers, nothing shown.
+        private = await bob.request({"t": "create", "game": GAME, "spectators": False})
+        for path, want in (
+            (f"/race/{private['race']}", 403),
+            ("/race/ZZZZZZZZZZZZ", 404),
+            (f"/race/{daily['gid']}", 404),  # a daily is no race
+            (f"/race/{gids[ann.player]}", 404),
+            ("/race/", 404),
+            (f"/race/{code}/x", 404),
+            ("/race/%00", 404),
+        ):
+            status, _headers, body = http_get(server.http_url + path)
+            assert status == want, (path, status, body)
+            assert not card_names(body) and "<" not in body, body
+
+        # Over: the standings, the final boards, and the page stops reloading.
+        for c in (bob, ann):
+            assert (await c.request({"t": "resign", "gid": gids[c.player]}))["finished"]
+        await ann.next("result", race=code)
+        status, _headers, html = http_get(page)
+        assert status == 200 and "refresh" not in html
+        seen = rendered_page(chromium, page)
+        assert [row[:2] for row in seen.rows] == [["1", "ann"], ["2", HOSTILE]]
+        assert "Finished" in seen.text and str(SEED) not in html
+    finally:
+        await ann.close()
+        await bob.close()
