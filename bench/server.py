@@ -539,6 +539,7 @@ def main() -> int:
     if args.serve_durable_echo:
         port, url, key = args.serve_durable_echo
         run_durable_echo_server(int(port), url, key)
+        return 0
     if args.hold_idle:
         url, count, first = args.hold_idle
         hold_idle(url, int(count), int(first), args.hello)
