@@ -15,6 +15,8 @@ import base64
 import collections
 import os
 import struct
+from collections.abc import Callable
+from typing import cast
 
 from websockets.speedups import apply_mask
 
@@ -32,12 +34,17 @@ class LeanClient(asyncio.Protocol):
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
         self.close_code: int | None = None  # of the close frame the server sent, if any
+        # Where set, each binary frame goes straight to this callback, and `recv` is not
+        # used: thousands of connections in one process then need no reader task each
+        # (bench/capacity_bots.py). `on_close` is called once the connection is gone.
+        self.on_frame: Callable[[bytes], None] | None = None
+        self.on_close: Callable[[], None] | None = None
 
     # ------------------------------------------------------------ asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # uvloop's transports are not subclasses of asyncio.Transport, but behave as one.
+        self._transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         buf = self._buffer + data if self._buffer else data
@@ -72,7 +79,10 @@ class LeanClient(asyncio.Protocol):
             if size - at < head + length:
                 break
             if opcode == 0x2:
-                self._frames.append(buf[at + head : at + head + length])
+                if self.on_frame is not None:
+                    self.on_frame(buf[at + head : at + head + length])
+                else:
+                    self._frames.append(buf[at + head : at + head + length])
             elif opcode == 0x9:
                 self._frame(0x8A, buf[at + head : at + head + length])
             elif opcode == 0x8:
@@ -87,6 +97,8 @@ class LeanClient(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
+        if self.on_close is not None:
+            self.on_close()
         if self._handshake is not None and not self._handshake.done():
             self._handshake.set_exception(exc or ConnectionError("closed during the handshake"))
         if self._waiter is not None and not self._waiter.done():

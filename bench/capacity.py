@@ -1,0 +1,594 @@
+#!/usr/bin/env python3
+"""Capacity at a human pace: how many racing players one server process holds.
+
+    .venv/bin/python bench/capacity.py [--steps 1000,2500,5000,7500,10000,12500]
+        [--warmup 10] [--seconds 30] [--pace 2] [--p99-ms 100] [--workers 1 | 1,2]
+        [--per-process 2500] [--store-fsync always|everysec]
+
+What it does (loopback only, bounded: at most 12 steps of at most 40,000 players, every
+wait with a timeout; stops by itself):
+
+- starts a real `solitaire-server` (REDIS_URL if set, else a valkey-server of the bench's
+  own in a temporary directory, as bench/server.py does) in a namespace of its own, with
+  the server's default per-connection rate limits and keep-alive pings (every 20 s, which
+  the bots answer); the admission limits (connections in all and per address, new players
+  per address an hour and a day) are lifted, since every player comes from 127.0.0.1;
+- ramps the number of players in `--steps`: each step adds players, in tables of
+  `--seats` (4: each move fans its progress out to the three other seats too) that race
+  each other again and again, each player making a move every `--pace` seconds on
+  average (bench/capacity_bots.py says how they play); the players run on lean clients
+  in child processes of at most `--per-process` players each, so that no process nears
+  the open-file limit and the bots cost the machine little;
+- each step waits until its new tables have started racing, then `--warmup` seconds,
+  then measures `--seconds`: moves per second, p50/p99 of the time from a move's send to
+  its acknowledgement (histograms from every child, merged), progress events received,
+  errors, the server's CPU (as a share of one core) and resident memory, the store's,
+  the bots', and what the rest of the machine took meanwhile (it may be shared);
+- stops after the first step whose p99 passes `--p99-ms` or that has an error (or after
+  the last step), stops the players (each request in flight answered first), and checks
+  that each game's stored move list is exactly as long as its acknowledged moves;
+- `--workers 1,2` runs the whole ramp once for each worker count, each on a fresh server,
+  and prints the gain of the larger ones over the first.
+
+Exits 1 if any error happened or a stored count differs from the acknowledged one, else 0
+(a ramp that ends on p99 is a finding, not a failure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.capacity_bots import STOP_DRAIN_S, percentile_ms  # noqa: E402
+from bench.server import (  # noqa: E402
+    Target,
+    cpu_s,
+    drop_namespace,
+    raise_open_files,
+    rss_kb,
+    start_race_server,
+    stored_counts,
+    wait_port,
+    worker_pids,
+)
+from server.config import DEFAULT  # noqa: E402
+from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis  # noqa: E402
+
+BOTS = ROOT / "bench" / "capacity_bots.py"
+DEFAULT_STEPS = "1000,2500,5000,7500,10000,12500"
+TARGET_PLAYERS = 10_000  # the project's goal for one process, with p99 under --p99-ms
+MAX_PLAYERS = 40_000
+MAX_STEPS = 12
+GROW_TIMEOUT_S = 900.0  # a step's new tables all connected, greeted and racing
+ASK_TIMEOUT_S = 60.0
+LOG_LINES_SHOWN = 5
+FD_MARGIN = 500  # open files of a process beyond its connections (store, logs, pipes)
+# Per-connection limits stay the server's defaults: players at a human pace never near them.
+SETTINGS = {"SOLITAIRE_RATE": str(DEFAULT.rate), "SOLITAIRE_BURST": str(DEFAULT.burst)}
+
+
+# ---------------------------------------------------------------- the bot processes
+
+
+class BotProcess:
+    """One child process of bench/capacity_bots.py and its players."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, log: Path, index: int) -> None:
+        self.proc = proc
+        self.log = log
+        self.index = index
+        self.tables = 0
+
+    @classmethod
+    async def start(cls, tmp: Path, port: int, index: int, seats: int, pace: float) -> BotProcess:
+        log = tmp / f"bots-{port}-{index}.log"
+        with open(log, "wb") as err:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, str(BOTS), f"127.0.0.1:{port}", str(index), str(seats),
+                str(pace), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=err, limit=1 << 28,  # the stop's answer lists every game
+            )  # fmt: skip
+        return cls(proc, log, index)
+
+    async def ask(self, cmd: dict[str, Any], timeout: float = ASK_TIMEOUT_S) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write((json.dumps(cmd) + "\n").encode())
+        await self.proc.stdin.drain()
+        try:
+            line = await asyncio.wait_for(self.proc.stdout.readline(), timeout)
+        except TimeoutError:
+            raise RuntimeError(f"bot process {self.index}: no answer to {cmd} "
+                               f"within {timeout:g} s") from None  # fmt: skip
+        if not line:
+            tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-20:])
+            raise RuntimeError(f"bot process {self.index} died (exit code "
+                               f"{await self.proc.wait()}); its stderr ends:\n{tail}")  # fmt: skip
+        return json.loads(line)
+
+    def cpu(self) -> float:
+        return cpu_s(self.proc.pid)
+
+    def kill(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.kill()
+
+
+async def grow(
+    bots: list[BotProcess], tables: int, args: argparse.Namespace, tmp: Path, port: int
+) -> int:
+    """Adds `tables` tables: to the last bot process while it has room, then to new ones.
+    Returns how many failed to start racing (each failure is counted as an error too)."""
+    per_process = args.per_process // args.seats
+    plan: list[tuple[BotProcess, int]] = []
+    while tables:
+        if not bots or bots[-1].tables >= per_process:
+            bots.append(await BotProcess.start(tmp, port, len(bots), args.seats, args.pace))
+        take = min(tables, per_process - bots[-1].tables)
+        bots[-1].tables += take
+        plan.append((bots[-1], take))
+        tables -= take
+    answers = await asyncio.gather(
+        *(b.ask({"cmd": "grow", "tables": k}, GROW_TIMEOUT_S) for b, k in plan)
+    )
+    return sum(a["failed"] for a in answers)
+
+
+# ---------------------------------------------------------------- what is measured
+
+
+@dataclass
+class Marks:
+    """Cumulative CPU seconds (and the clock) at one moment."""
+
+    at: float
+    server: float
+    store: float
+    bots: float
+    machine: float  # every CPU of the machine, busy
+
+
+def machine_busy_s() -> float:
+    """CPU seconds the whole machine has been busy (all cores), from /proc/stat."""
+    with open("/proc/stat") as f:
+        values = [int(v) for v in f.readline().split()[1:]]
+    idle = values[3] + values[4]  # idle, iowait
+    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+async def store_info(url: str) -> tuple[float, int]:
+    """The store's CPU seconds and resident memory (KB), from its INFO."""
+    import redis.asyncio as aioredis
+
+    r = aioredis.Redis.from_url(url)
+    try:
+        info = await r.info()
+    finally:
+        await r.aclose()
+    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"]), int(
+        info["used_memory_rss"]
+    ) // 1024
+
+
+async def marks(pids: list[int], url: str, bots: list[BotProcess]) -> Marks:
+    store, _ = await store_info(url)
+    return Marks(
+        at=time.perf_counter(),
+        server=sum(cpu_s(p) for p in pids),
+        store=store,
+        bots=sum(b.cpu() for b in bots),
+        machine=machine_busy_s(),
+    )
+
+
+@dataclass
+class Step:
+    players: int
+    grow_s: float
+    seconds: float
+    moves: int
+    p50_ms: float
+    p99_ms: float
+    progress: int
+    errors: int
+    server_cpu: float  # share of one core
+    server_rss_kb: int
+    store_cpu: float
+    store_rss_kb: int
+    bots_cpu: float
+    others_cpu: float  # the rest of the machine: other engineers' work, the bench itself
+    load: float
+
+    @property
+    def rate(self) -> float:
+        return self.moves / self.seconds
+
+    def failure(self, p99_limit: float) -> str | None:
+        """Why the ramp stops at this step, if it does."""
+        if self.errors:
+            return f"{self.errors} errors"
+        if not self.moves:
+            return "no move was acknowledged in the window"
+        if not self.p99_ms < p99_limit:
+            return f"p99 {self.p99_ms:.1f} ms over {p99_limit:g} ms"
+        return None
+
+
+HEADER = (f"  {'players':>8}{'moves/s':>9}{'(pace)':>8}{'p50 ms':>8}{'p99 ms':>8}"
+          f"{'progress/s':>11}{'errors':>7}{'server':>8}{'server':>8}{'store':>7}{'store':>7}"
+          f"{'bots':>6}{'bots':>8}{'others':>8}{'load':>6}{'ready':>7}\n"
+          f"  {'':>8}{'':>9}{'':>8}{'':>8}{'':>8}{'':>11}{'':>7}{'% core':>8}{'MB':>8}"
+          f"{'% core':>7}{'MB':>7}{'% core':>6}{'us/move':>8}{'% core':>8}{'':>6}"
+          f"{'s':>7}")  # fmt: skip
+
+
+def row(s: Step, pace: float) -> str:
+    return (f"  {s.players:8d}{s.rate:9.0f}{s.players / pace:8.0f}{s.p50_ms:8.1f}{s.p99_ms:8.1f}"
+            f"{s.progress / s.seconds:11.0f}{s.errors:7d}{100 * s.server_cpu:8.0f}"
+            f"{s.server_rss_kb / 1024:8.0f}{100 * s.store_cpu:7.0f}{s.store_rss_kb / 1024:7.0f}"
+            f"{100 * s.bots_cpu:6.0f}{1e6 * s.bots_cpu / max(s.rate, 1e-9):8.0f}"
+            f"{100 * s.others_cpu:8.0f}{s.load:6.1f}{s.grow_s:7.1f}")  # fmt: skip
+
+
+@dataclass
+class Run:
+    """One ramp on one server (`workers` processes)."""
+
+    workers: int
+    steps: list[Step] = field(default_factory=list)
+    ended: str = ""
+    errors: Counter[str] = field(default_factory=Counter)
+    details: dict[str, str] = field(default_factory=dict)
+    acked: int = 0
+    found: int = 0
+    beyond: int = 0
+    games: int = 0
+    bot_processes: int = 0
+    log_problems: list[str] = field(default_factory=list)  # the server's WARNING/ERROR lines
+
+    def held(self, p99_limit: float) -> Step | None:
+        """The largest step with p99 under the limit and no error."""
+        good = [s for s in self.steps if s.failure(p99_limit) is None]
+        return good[-1] if good else None
+
+    @property
+    def stored_ok(self) -> bool:
+        return self.found == self.acked and self.beyond == 0
+
+
+# ---------------------------------------------------------------- one ramp
+
+
+async def wait_listening(target: Target, workers: int) -> list[int]:
+    """Waits until the server's `workers` processes listen; their pids."""
+    deadline = time.monotonic() + 60
+    while True:
+        pids = [target.proc.pid] if workers == 1 else worker_pids(target.proc.pid)
+        if len(pids) >= workers and target.log.read_text().count(" listening ") >= workers:
+            break
+        if time.monotonic() > deadline or target.proc.poll() is not None:
+            raise RuntimeError(f"the server did not start; see {target.log}")
+        await asyncio.sleep(0.1)
+    await asyncio.to_thread(wait_port, target.port)
+    return pids
+
+
+async def ramp(args: argparse.Namespace, tmp: Path, store: str, url: str, workers: int) -> Run:
+    run = Run(workers)
+    target = start_race_server(tmp, "solitaire-server", store, url, workers=workers,
+                               settings=SETTINGS)  # fmt: skip
+    bots: list[BotProcess] = []
+    try:
+        pids = await wait_listening(target, workers)
+        base_rss = sum(rss_kb(p) for p in pids)
+        print(f"\n  --workers {workers}: server resident memory before any player "
+              f"{base_rss / 1024:.0f} MB", flush=True)  # fmt: skip
+        print(HEADER, flush=True)
+        players = 0
+        errors_before = 0
+        for step in args.steps:
+            began = time.perf_counter()
+            await grow(bots, (step - players) // args.seats, args, tmp, target.port)
+            players = step
+            grow_s = time.perf_counter() - began
+            await asyncio.sleep(args.warmup)
+            m0 = await marks(pids, url, bots)
+            await asyncio.gather(*(b.ask({"cmd": "reset"}) for b in bots))
+            await asyncio.sleep(args.seconds)
+            got = await asyncio.gather(*(b.ask({"cmd": "collect"}) for b in bots))
+            m1 = await marks(pids, url, bots)
+            secs = m1.at - m0.at
+            hist: Counter[int] = Counter()
+            for g in got:
+                hist.update({int(k): v for k, v in g["hist"].items()})
+            errors_now = sum(sum(g["errors"].values()) for g in got)
+            _, store_rss = await store_info(url)
+            server_cpu = (m1.server - m0.server) / secs
+            store_cpu = (m1.store - m0.store) / secs
+            bots_cpu = (m1.bots - m0.bots) / secs
+            s = Step(
+                players=step, grow_s=grow_s, seconds=secs, moves=sum(g["moves"] for g in got),
+                p50_ms=percentile_ms(hist, 0.50), p99_ms=percentile_ms(hist, 0.99),
+                progress=sum(g["progress"] for g in got), errors=errors_now - errors_before,
+                server_cpu=server_cpu, server_rss_kb=sum(rss_kb(p) for p in pids),
+                store_cpu=store_cpu, store_rss_kb=store_rss, bots_cpu=bots_cpu,
+                others_cpu=max(0.0, (m1.machine - m0.machine) / secs - server_cpu - store_cpu
+                               - bots_cpu),
+                load=os.getloadavg()[0],
+            )  # fmt: skip
+            errors_before = errors_now
+            run.steps.append(s)
+            print(row(s, args.pace), flush=True)
+            why = s.failure(args.p99_ms)
+            if why:
+                run.ended = f"stopped at {step} players: {why}"
+                break
+        else:
+            run.ended = f"every step held, up to {players} players"
+        run.bot_processes = len(bots)
+        await stop_bots(run, bots, url, target.namespace)
+        target.proc.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(target.proc.wait, 60)
+        return run
+    finally:
+        run.log_problems = [line for line in target.log.read_text(errors="replace").splitlines()
+                            if " WARNING " in line or " ERROR " in line]  # fmt: skip
+        for b in bots:
+            b.kill()
+        if target.proc.poll() is None:
+            target.proc.kill()
+            target.proc.wait()
+        await drop_namespace(url, target.namespace)
+
+
+async def stop_bots(run: Run, bots: list[BotProcess], url: str, namespace: str) -> None:
+    """Stops every player, then compares each game's stored moves with its acknowledged
+    ones."""
+    answers = await asyncio.gather(*(b.ask({"cmd": "stop"}, STOP_DRAIN_S + 60) for b in bots))
+    acked: dict[str, int] = {}
+    for a in answers:
+        acked.update(a["acked"])
+        run.errors.update(a["errors"])
+        for kind, detail in a["details"].items():
+            run.details.setdefault(kind, detail)
+        if a["in_flight"]:
+            run.errors["requests unanswered at the stop"] += a["in_flight"]
+    for b in bots:
+        await b.proc.wait()
+    counts = await stored_counts(url, namespace, list(acked))
+    run.games = len(acked)
+    run.acked = sum(acked.values())
+    run.found = sum(min(c, a) for c, a in zip(counts, acked.values(), strict=True))
+    run.beyond = sum(max(0, c - a) for c, a in zip(counts, acked.values(), strict=True))
+
+
+# ---------------------------------------------------------------- the report
+
+
+def machine_line() -> str:
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_kb = int(f.readline().split()[1])
+    return (f"{platform.node()}: {os.cpu_count()} CPUs ({model}), {mem_kb / 2**20:.0f} GiB, "
+            f"Linux {platform.release()}, Python {platform.python_version()}")  # fmt: skip
+
+
+def summary(run: Run, args: argparse.Namespace) -> list[str]:
+    out = [
+        f"  --workers {run.workers}: {run.ended}; the players ran in {run.bot_processes} "
+        "bot processes"
+    ]
+    held = run.held(args.p99_ms)
+    if held is None:
+        out.append(f"    no step held (p99 under {args.p99_ms:g} ms, no error)")
+    else:
+        per_core = held.players / held.server_cpu if held.server_cpu else math.inf
+        per_gb = held.players / (held.server_rss_kb / 2**20)
+        out.append(f"    held {held.players} players ({held.rate:.0f} moves/s, p99 "
+                   f"{held.p99_ms:.1f} ms, no error) on {run.workers} server process"
+                   f"{'es' if run.workers > 1 else ''}: server CPU {100 * held.server_cpu:.0f} % "
+                   f"of a core ({per_core:.0f} players per core of server CPU), "
+                   f"{held.server_rss_kb / 1024:.0f} MB resident ({per_gb:.0f} players per GB); "
+                   f"bots {100 * held.bots_cpu:.0f} % of a core")  # fmt: skip
+    errors = ", ".join(f"{k} {v}" for k, v in sorted(run.errors.items())) or "none"
+    out.append(f"    errors: {errors}")
+    for kind, detail in sorted(run.details.items()):
+        if detail:
+            out.append(f"      {kind}: {detail}")
+    out.append(f"    acknowledged moves found in the store: {run.found} of {run.acked} over "
+               f"{run.games} games; {run.beyond} stored moves beyond")  # fmt: skip
+    out.append(f"    server log: {len(run.log_problems)} WARNING or ERROR lines"
+               + (", the first:" if run.log_problems else ""))  # fmt: skip
+    out += [f"      {line}" for line in run.log_problems[:LOG_LINES_SHOWN]]
+    return out
+
+
+def target_line(run: Run, args: argparse.Namespace) -> str:
+    held = run.held(args.p99_ms)
+    goal = (f"target (one process holds >= {TARGET_PLAYERS} racing players, p99 under "
+            f"{args.p99_ms:g} ms, no error): ")  # fmt: skip
+    if held is not None and held.players >= TARGET_PLAYERS:
+        return goal + f"met ({held.players} held)"
+    if (run.steps and run.steps[-1].players >= TARGET_PLAYERS) or run.ended.startswith("stopped"):
+        return goal + f"NOT met (held {held.players if held else 0})"
+    return goal + f"not tried: this ramp went up to {run.steps[-1].players if run.steps else 0}"
+
+
+def gain_lines(runs: list[Run], args: argparse.Namespace) -> list[str]:
+    base = runs[0]
+    out = []
+    for other in runs[1:]:
+        a, b = base.held(args.p99_ms), other.held(args.p99_ms)
+        label = f"  gain of --workers {other.workers} over --workers {base.workers}: "
+        if a is None or b is None:
+            out.append(label + "none to tell (a ramp held no step)")
+            continue
+        found = [r.ended.startswith("stopped") for r in (base, other)]
+        note = ""
+        if not any(found):
+            note = " (both held every step: neither ramp found its limit)"
+        elif not found[1]:
+            note = f" (--workers {other.workers} held every step: its limit is higher)"
+        elif not found[0]:
+            note = f" (--workers {base.workers} held every step: its limit is higher)"
+        out.append(label + f"held {b.players} players against {a.players} "
+                   f"(x{b.players / a.players:.2f}){note}")  # fmt: skip
+        common = [s for s in base.steps if s.failure(args.p99_ms) is None]
+        both = [(s, t) for s in common for t in other.steps
+                if t.players == s.players and t.failure(args.p99_ms) is None]  # fmt: skip
+        if both:
+            s, t = both[-1]
+            out.append(f"    at {s.players} players: p99 {t.p99_ms:.1f} ms against "
+                       f"{s.p99_ms:.1f} ms, server CPU {100 * t.server_cpu:.0f} % against "
+                       f"{100 * s.server_cpu:.0f} % of a core, {t.server_rss_kb / 1024:.0f} MB "
+                       f"against {s.server_rss_kb / 1024:.0f} MB resident")  # fmt: skip
+    return out
+
+
+async def run_all(args: argparse.Namespace) -> int:
+    now = datetime.datetime.now(datetime.UTC)
+    print(f"bench/capacity.py, {now:%Y-%m-%d %H:%M} UTC, on {machine_line()}")
+    print(f"  load average {os.getloadavg()[0]:.1f} at the start; steps "
+          f"{', '.join(map(str, args.steps))} players in races of {args.seats}, a move every "
+          f"{args.pace:g} s on average; {args.warmup:g} s warm-up and {args.seconds:g} s "
+          f"measured per step; stops past p99 {args.p99_ms:g} ms or at an error; bots in "
+          f"processes of up to {args.per_process}; keep-alive pings every "
+          f"{DEFAULT.ping_interval_s:g} s; open-file limit {args.open_files}")  # fmt: skip
+    tmp = Path(tempfile.mkdtemp(prefix="bench-capacity-"))
+    embedded: EmbeddedRedis | None = None
+    try:
+        url = os.environ.get("REDIS_URL")
+        if url:
+            store = f"REDIS_URL {url} (its CPU and memory include anyone else's use of it)"
+        else:
+            embedded = EmbeddedRedis(data_dir=tmp / "valkey", fsync=args.store_fsync)
+            url = embedded.start()
+            store = f"embedded valkey-server of the bench's own, appendfsync {args.store_fsync}"
+        print(f"  store: {store}")
+        print("  columns: moves/s acknowledged, against (pace) players/pace; p50/p99 from a "
+              "move's send to its acknowledgement; progress events the players received; "
+              "CPU as % of one core; server MB resident (its worker processes); others: the "
+              "rest of the machine's busy CPU meanwhile; ready: seconds the step's new players "
+              "took to connect and start racing", flush=True)  # fmt: skip
+        runs = [await ramp(args, tmp, store, url, k) for k in args.workers]
+        print()
+        for run in runs:
+            print("\n".join(summary(run, args)))
+        if runs[0].workers == 1:
+            print("  " + target_line(runs[0], args))
+        print("\n".join(gain_lines(runs, args)))
+        ok = all(r.stored_ok and not r.errors and not any(s.errors for s in r.steps)
+                 for r in runs)  # fmt: skip
+        print(f"  {'OK' if ok else 'FAILED'}: every acknowledged move stored and no error"
+              if ok else "  FAILED: an error happened or a stored count differs")  # fmt: skip
+        return 0 if ok else 1
+    finally:
+        if embedded is not None:
+            embedded.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- main
+
+
+def int_list(text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"comma-separated whole numbers, not {text!r}") from None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 2)[2])  # fmt: skip
+    parser.add_argument("--steps", type=int_list, default=int_list(DEFAULT_STEPS),
+                        help=f"players at each step, rising, each a multiple of --seats "
+                             f"(default {DEFAULT_STEPS})")  # fmt: skip
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=10.0,
+        help="seconds of play before each step's window (default 10)",
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=30.0, help="measured seconds per step (default 30)"
+    )
+    parser.add_argument(
+        "--pace",
+        type=float,
+        default=2.0,
+        help="mean seconds between two moves of a player (default 2)",
+    )
+    parser.add_argument(
+        "--p99-ms",
+        type=float,
+        default=100.0,
+        help="the ramp stops after a step whose p99 passes this (default 100)",
+    )
+    parser.add_argument("--seats", type=int, default=4, help="players per race (default 4)")
+    parser.add_argument("--workers", type=int_list, default=[1],
+                        help="server processes, or several counts comma-separated, one ramp "
+                             "each, e.g. 1,2 (default 1)")  # fmt: skip
+    parser.add_argument(
+        "--per-process",
+        type=int,
+        default=2500,
+        help="players per bot process, a multiple of --seats (default 2500)",
+    )
+    parser.add_argument("--store-fsync", choices=FSYNC_POLICIES,
+                        help="appendfsync of the bench's own store; not with REDIS_URL "
+                             f"(default {DEFAULT.store_fsync})")  # fmt: skip
+    args = parser.parse_args()
+    steps = args.steps
+    if not (1 <= len(steps) <= MAX_STEPS and steps == sorted(set(steps))
+            and steps[0] > 0 and steps[-1] <= MAX_PLAYERS):  # fmt: skip
+        parser.error(f"--steps: 1 to {MAX_STEPS} rising counts of at most {MAX_PLAYERS} players")
+    if not 2 <= args.seats <= DEFAULT.max_players:
+        parser.error(f"--seats: 2..{DEFAULT.max_players}")
+    if any(s % args.seats for s in steps) or args.per_process % args.seats:
+        parser.error(f"--steps and --per-process: multiples of --seats ({args.seats})")
+    if not (0 <= args.warmup <= 300 and 1 <= args.seconds <= 600 and 0.05 <= args.pace <= 60
+            and args.p99_ms > 0):  # fmt: skip
+        parser.error("--warmup 0..300, --seconds 1..600, --pace 0.05..60, --p99-ms above 0")
+    if not args.workers or any(not 1 <= k <= 16 for k in args.workers):
+        parser.error("--workers: counts 1..16")
+    if args.store_fsync is not None and os.environ.get("REDIS_URL"):
+        parser.error("--store-fsync sets the bench's own store: unset REDIS_URL to use it")
+    args.store_fsync = args.store_fsync or DEFAULT.store_fsync
+    # Each connection is a file in a bot process and one in a server process.
+    args.open_files = raise_open_files(max(steps) + FD_MARGIN)
+    if not args.seats <= args.per_process <= args.open_files - FD_MARGIN:
+        parser.error(f"--per-process: {args.seats}..{args.open_files - FD_MARGIN} (the "
+                     f"open-file limit is {args.open_files})")  # fmt: skip
+    fewest = min(args.workers)
+    if steps[-1] > fewest * (args.open_files - FD_MARGIN):
+        parser.error(f"{steps[-1]} players do not fit in {fewest} server process"
+                     f"{'es' if fewest > 1 else ''} with the open-file limit of "
+                     f"{args.open_files}: fewer players, or more --workers")  # fmt: skip
+    return asyncio.run(run_all(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
