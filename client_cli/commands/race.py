@@ -152,11 +152,19 @@ def run_new(args: argparse.Namespace) -> int:
     return asyncio.run(play_game(ctx, session, setup))
 
 
-def run_join(args: argparse.Namespace) -> int:
-    code = args.code.strip().upper()
+def race_code(text: str) -> str | None:
+    """The race code a player typed, upper-cased; None (said on stderr) if it is none."""
+    code = text.strip().upper()
     if len(code) not in RACE_CODE_LENGTHS or not set(code) <= RACE_CODE_ALPHABET:
-        print(f"solitaire: {args.code!r} is not a race code (12 characters like 7K3M2PQX9ABC)",
+        print(f"solitaire: {text!r} is not a race code (12 characters like 7K3M2PQX9ABC)",
               file=sys.stderr)  # fmt: skip
+        return None
+    return code
+
+
+def run_join(args: argparse.Namespace) -> int:
+    code = race_code(args.code)
+    if code is None:
         return 2
     ctx = build_context(args)
     session = GameSession(kind="race", game="", race=code)

@@ -13,7 +13,7 @@ from typing import Any
 import protocol as p
 from client_cli.commands import add_command
 from client_cli.commands.context import build_context
-from client_cli.commands.race import RACE_CODE_ALPHABET, RACE_CODE_LENGTHS
+from client_cli.commands.race import race_code
 from client_cli.connection import ConnectError, Connection, ConnectionLost
 from client_cli.messages import Event, ProtocolError, ServerError, Welcomed, as_plain
 from client_cli.runner import Context, PlainFront, fail, in_words
@@ -48,10 +48,8 @@ def register(subparsers: Any) -> None:
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    code = args.code.strip().upper()
-    if len(code) not in RACE_CODE_LENGTHS or not set(code) <= RACE_CODE_ALPHABET:
-        print(f"solitaire: {args.code!r} is not a race code (12 characters like 7K3M2PQX9ABC)",
-              file=sys.stderr)  # fmt: skip
+    code = race_code(args.code)
+    if code is None:
         return 2
     ctx = build_context(args)
     if not ctx.plain and not (sys.stdin.isatty() and sys.stdout.isatty()):
