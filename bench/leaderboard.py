@@ -33,6 +33,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
@@ -65,6 +66,20 @@ async def script_stats(redis: aioredis.Redis) -> tuple[int, int]:
     """EVALSHA calls and microseconds so far, as Redis counts them (INFO commandstats)."""
     stats = (await redis.info("commandstats")).get("cmdstat_evalsha", {})
     return int(stats.get("calls", 0)), int(stats.get("usec", 0))
+
+
+def run_on_redis(bench: Any, args: argparse.Namespace) -> None:
+    """Run `bench(args, redis_url)` on REDIS_URL, else on a valkey-server of its own
+    (bench/replays.py too), after a line saying where and on what."""
+    url = os.environ.get("REDIS_URL")
+    print(f"cpu cores: {os.cpu_count()}, Redis: {url or 'embedded valkey-server'}, "
+          f"started {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC, "
+          f"load average {os.getloadavg()[0]:.2f} (others' work shares the cores)")  # fmt: skip
+    if url:
+        asyncio.run(bench(args, url))
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-valkey-") as d, EmbeddedRedis(Path(d)) as r:
+        asyncio.run(bench(args, r.url))
 
 
 async def stop_and_drop(server: subprocess.Popen[bytes], redis: aioredis.Redis, ns: str) -> None:
@@ -226,15 +241,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32, help="concurrent clients (32)")
     parser.add_argument("--seconds", type=float, default=5.0, help="per measurement (5)")
     args = parser.parse_args()
-    url = os.environ.get("REDIS_URL")
-    print(f"cpu cores: {os.cpu_count()}, Redis: {url or 'embedded valkey-server'}, "
-          f"started {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC, "
-          f"load average {os.getloadavg()[0]:.2f} (others' work shares the cores)")  # fmt: skip
-    if url:
-        asyncio.run(bench(args, url))
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-valkey-") as d, EmbeddedRedis(Path(d)) as r:
-        asyncio.run(bench(args, r.url))
+    run_on_redis(bench, args)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import datetime as dt
 import os
 import random
 import statistics
@@ -45,10 +44,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
-from server.store.embedded import EmbeddedRedis, free_port  # noqa: E402
+from server.store.embedded import free_port  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from leaderboard import stop_and_drop, wait_http  # noqa: E402
+from leaderboard import run_on_redis, stop_and_drop, wait_http  # noqa: E402
 
 
 class Client:
@@ -288,15 +287,7 @@ def main() -> None:
     parser.add_argument("--long-moves", type=int, default=20_000,
                         help="moves of the long game watched (20000)")  # fmt: skip
     args = parser.parse_args()
-    url = os.environ.get("REDIS_URL")
-    print(f"cpu cores: {os.cpu_count()}, Redis: {url or 'embedded valkey-server'}, "
-          f"started {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC, "
-          f"load average {os.getloadavg()[0]:.2f} (others' work shares the cores)")  # fmt: skip
-    if url:
-        asyncio.run(bench(args, url))
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-valkey-") as d, EmbeddedRedis(Path(d)) as r:
-        asyncio.run(bench(args, r.url))
+    run_on_redis(bench, args)
 
 
 if __name__ == "__main__":
