@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import json
 import math
 import random
@@ -58,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.lean_client import LeanClient  # noqa: E402
 from bench.server import GAME, move_sequences, raise_open_files  # noqa: E402
+from server import collector  # noqa: E402
 from server.config import DEFAULT  # noqa: E402
 
 REPLY_TIMEOUT_S = 30.0  # slower than this is a hang, not a slow reply
@@ -397,8 +397,7 @@ def main() -> int:
     host, port = url.rsplit(":", 1)
     raise_open_files(0)  # to the hard limit; the parent keeps each child well below it
     # The bots collect as the server does (bench/server.py's bots too).
-    gc.freeze()
-    gc.set_threshold(DEFAULT.gc_young_threshold, *gc.get_threshold()[1:])
+    collector.schedule(DEFAULT.gc_young_threshold)
     bots = Bots(host, int(port), int(index), int(seats), float(pace), move_sequences(40))
     with contextlib.suppress(ImportError):  # the bots' loop costs less on uvloop
         import uvloop

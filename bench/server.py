@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import math
 import os
 import random
@@ -75,6 +74,7 @@ sys.path.insert(0, str(ROOT))
 import engine  # noqa: E402
 from bench.lean_client import LeanClient  # noqa: E402
 from engine.solve.bot import choose_move  # noqa: E402
+from server import collector  # noqa: E402
 from server.config import DEFAULT  # noqa: E402
 from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis  # noqa: E402
 
@@ -112,9 +112,9 @@ def run_echo_server(port: int) -> None:
             await ws.send(encoder.encode(msg))
 
     async def main() -> None:
-        # The race server's collector settings (server/app.py), so that both servers run alike.
-        gc.freeze()
-        gc.set_threshold(DEFAULT.gc_young_threshold, *gc.get_threshold()[1:])
+        # The race server's collector schedule (server/collector.py), so that both servers run
+        # alike (a bench run is too short for the server's timed full collections).
+        collector.schedule(DEFAULT.gc_young_threshold)
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         # reuse_port: the idle phase may run several on one port (see idle_processes).
@@ -137,8 +137,7 @@ def run_durable_echo_server(port: int, redis_url: str, key: str) -> None:
     encoder = msgspec.msgpack.Encoder()
 
     async def main() -> None:
-        gc.freeze()
-        gc.set_threshold(DEFAULT.gc_young_threshold, *gc.get_threshold()[1:])
+        collector.schedule(DEFAULT.gc_young_threshold)
         redis = aioredis.Redis.from_url(redis_url)
         loop = asyncio.get_running_loop()
         pending: list[tuple[bytes, asyncio.Future[None]]] = []
@@ -644,8 +643,7 @@ async def run(args: argparse.Namespace) -> int:
         f"  {GAME}: {len(seqs)} deals, {sum(len(m) for _, m in seqs)} legal moves from the engine"
     )
     # The bots too collect as the servers do; the same for both loads.
-    gc.freeze()
-    gc.set_threshold(DEFAULT.gc_young_threshold, *gc.get_threshold()[1:])
+    collector.schedule(DEFAULT.gc_young_threshold)
     tmp = Path(tempfile.mkdtemp(prefix="bench-server-"))
     procs: list[subprocess.Popen[bytes]] = []
     stoppers: list = []

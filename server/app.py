@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import itertools
 import logging
 import secrets
@@ -13,6 +12,7 @@ from typing import Any
 
 import engine
 import protocol as p
+from server import collector
 from server.clock import Clock
 from server.config import Config
 from server.daily.deals import DailyDeals
@@ -186,17 +186,14 @@ class App:
                 "solitaire-server %s listening on ws://%s:%d/ws (namespace %s)",
                 self.instance, cfg.host, self.port, cfg.namespace,
             )  # fmt: skip
-            # Everything made so far lives as long as the process: keep it out of the
-            # collector's way, so that collections stay short under load.
-            gc.freeze()
-            # Each move in flight holds a few dozen container objects until its write is
-            # confirmed, so with the default threshold (700) a burst of moves starts a
-            # young-generation collection every dozen moves or so: under bench/server.py's
-            # load, about a tenth of the CPU and pauses of tens of ms. Reference counting
-            # frees nearly everything here (cycles are rare), so collect far less often.
-            gc.set_threshold(cfg.gc_young_threshold, *gc.get_threshold()[1:])
+            # Everything made so far lives as long as the process; from here on the
+            # collector runs on our schedule (server/collector.py says why).
+            collector.schedule(cfg.gc_young_threshold)
             reaper = asyncio.create_task(self._reaper(), name="reaper")
-            background = [asyncio.create_task(self.bots.run(), name="bots")]
+            background = [
+                asyncio.create_task(self.bots.run(), name="bots"),
+                asyncio.create_task(collector.run(cfg.gc_full_every_s), name="collector"),
+            ]
             if cfg.daily_prepare_ahead:
                 deals = self.daily.deals.run_ahead(engine.GAMES, self.clock.now_s)
                 background.append(asyncio.create_task(deals, name="daily-deals"))

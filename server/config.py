@@ -92,9 +92,11 @@ class Config:
     workers: int = 1
     event_loop: str = "uvloop"  # or "asyncio"; uvloop takes about a tenth off a move's CPU
     game_cache_size: int = 20_000  # games kept replayed in memory
-    # Allocations between collections of the youngest generation (Python's default 700
-    # starts one every dozen moves or so under load; server/app.py says why not here).
+    # The garbage collector's schedule (server/collector.py): new containers between two
+    # collections of the young generation (Python's default is 700), and seconds between
+    # two full collections (never started by Python itself here).
     gc_young_threshold: int = 20_000
+    gc_full_every_s: float = 600.0
     # Games (server/play/game_machine.py): a race seat or daily attempt takes at most this
     # many moves (and never more than max_moves_per_game); a snapshot of the position is
     # stored every snapshot_every moves, so that no load or undo replays more than that.
