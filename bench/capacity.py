@@ -23,7 +23,9 @@ wait with a timeout; stops by itself):
   then measures `--seconds`: moves per second, p50/p99 of the time from a move's send to
   its acknowledgement (histograms from every child, merged), progress events received,
   errors, the server's CPU (as a share of one core) and resident memory, the store's,
-  the bots', and what the rest of the machine took meanwhile (it may be shared);
+  the bots', what the rest of the machine took meanwhile (it may be shared), and the
+  store's longest stall (its latency monitor, which the bench turns on in a store of its
+  own: with `appendfsync always` a slow fsync of the disk holds up every move behind it);
 - stops after the first step whose p99 passes `--p99-ms` or that has an error (or after
   the last step), stops the players (each request in flight answered first), and checks
   that each game's stored move list is exactly as long as its acknowledged moves;
@@ -186,6 +188,30 @@ async def store_info(url: str) -> tuple[float, int]:
     ) // 1024
 
 
+STALL_MS = 10  # the bench's own store records every event (an fsync, a command) that takes longer
+
+
+async def store_stalls(url: str, reset: bool = False) -> float | None:
+    """The store's longest stall (ms) since the last reset, from its latency monitor, or None
+    where the monitor is off (a REDIS_URL store whose owner did not turn it on); `reset`
+    starts a new window."""
+    import redis.asyncio as aioredis
+
+    r = aioredis.Redis.from_url(url)
+    try:
+        (threshold,) = (await r.config_get("latency-monitor-threshold")).values()
+        if not int(threshold):
+            return None
+        if reset:
+            await r.execute_command("LATENCY", "RESET")
+            return 0.0
+        events = await r.execute_command("LATENCY", "LATEST")
+    finally:
+        await r.aclose()
+    # Each event: name, when, latest ms, the most ms since the reset.
+    return float(max((int(e[3]) for e in events), default=0))
+
+
 async def marks(pids: list[int], url: str, bots: list[BotProcess]) -> Marks:
     store, _ = await store_info(url)
     return Marks(
@@ -214,6 +240,7 @@ class Step:
     bots_cpu: float
     others_cpu: float  # the rest of the machine: other engineers' work, the bench itself
     load: float
+    store_stall_ms: float | None = None  # the store's longest stall in the window
 
     @property
     def rate(self) -> float:
@@ -226,16 +253,19 @@ class Step:
         if not self.moves:
             return "no move was acknowledged in the window"
         if not self.p99_ms < p99_limit:
-            return f"p99 {self.p99_ms:.1f} ms over {p99_limit:g} ms"
+            stalled = self.store_stall_ms is not None and self.store_stall_ms >= p99_limit
+            return f"p99 {self.p99_ms:.1f} ms over {p99_limit:g} ms" + (
+                f" (the store stalled up to {self.store_stall_ms:.0f} ms)" if stalled else ""
+            )
         return None
 
 
 HEADER = (f"  {'players':>8}{'moves/s':>9}{'(pace)':>8}{'p50 ms':>8}{'p99 ms':>8}"
           f"{'progress/s':>11}{'errors':>7}{'server':>8}{'server':>8}{'store':>7}{'store':>7}"
-          f"{'bots':>6}{'bots':>8}{'others':>8}{'load':>6}{'ready':>7}\n"
+          f"{'bots':>6}{'bots':>8}{'others':>8}{'load':>6}{'ready':>7}{'store':>7}\n"
           f"  {'':>8}{'':>9}{'':>8}{'':>8}{'':>8}{'':>11}{'':>7}{'% core':>8}{'MB':>8}"
           f"{'% core':>7}{'MB':>7}{'% core':>6}{'us/move':>8}{'% core':>8}{'':>6}"
-          f"{'s':>7}")  # fmt: skip
+          f"{'s':>7}{'stall':>7}")  # fmt: skip
 
 
 def row(s: Step, pace: float) -> str:
@@ -243,7 +273,8 @@ def row(s: Step, pace: float) -> str:
             f"{s.progress / s.seconds:11.0f}{s.errors:7d}{100 * s.server_cpu:8.0f}"
             f"{s.server_rss_kb / 1024:8.0f}{100 * s.store_cpu:7.0f}{s.store_rss_kb / 1024:7.0f}"
             f"{100 * s.bots_cpu:6.0f}{1e6 * s.bots_cpu / max(s.rate, 1e-9):8.0f}"
-            f"{100 * s.others_cpu:8.0f}{s.load:6.1f}{s.grow_s:7.1f}")  # fmt: skip
+            f"{100 * s.others_cpu:8.0f}{s.load:6.1f}{s.grow_s:7.1f}"
+            f"{'-' if s.store_stall_ms is None else f'{s.store_stall_ms:.0f}':>7}")  # fmt: skip
 
 
 @dataclass
@@ -309,10 +340,12 @@ async def ramp(args: argparse.Namespace, tmp: Path, store: str, url: str, worker
             grow_s = time.perf_counter() - began
             await asyncio.sleep(args.warmup)
             m0 = await marks(pids, url, bots)
+            await store_stalls(url, reset=True)
             await asyncio.gather(*(b.ask({"cmd": "reset"}) for b in bots))
             await asyncio.sleep(args.seconds)
             got = await asyncio.gather(*(b.ask({"cmd": "collect"}) for b in bots))
             m1 = await marks(pids, url, bots)
+            stall = await store_stalls(url)
             secs = m1.at - m0.at
             hist: Counter[int] = Counter()
             for g in got:
@@ -330,7 +363,7 @@ async def ramp(args: argparse.Namespace, tmp: Path, store: str, url: str, worker
                 store_cpu=store_cpu, store_rss_kb=store_rss, bots_cpu=bots_cpu,
                 others_cpu=max(0.0, (m1.machine - m0.machine) / secs - server_cpu - store_cpu
                                - bots_cpu),
-                load=os.getloadavg()[0],
+                load=os.getloadavg()[0], store_stall_ms=stall,
             )  # fmt: skip
             errors_before = errors_now
             run.steps.append(s)
@@ -482,7 +515,10 @@ async def run_all(args: argparse.Namespace) -> int:
         if url:
             store = f"REDIS_URL {url} (its CPU and memory include anyone else's use of it)"
         else:
-            embedded = EmbeddedRedis(data_dir=tmp / "valkey", fsync=args.store_fsync)
+            embedded = EmbeddedRedis(
+                data_dir=tmp / "valkey", fsync=args.store_fsync,
+                extra_args=["--latency-monitor-threshold", str(STALL_MS)],
+            )  # fmt: skip
             url = embedded.start()
             store = f"embedded valkey-server of the bench's own, appendfsync {args.store_fsync}"
         print(f"  store: {store}")
@@ -490,7 +526,9 @@ async def run_all(args: argparse.Namespace) -> int:
               "move's send to its acknowledgement; progress events the players received; "
               "CPU as % of one core; server MB resident (its worker processes); others: the "
               "rest of the machine's busy CPU meanwhile; ready: seconds the step's new players "
-              "took to connect and start racing", flush=True)  # fmt: skip
+              "took to connect and start racing; store stall: the store's longest stall in "
+              "the window (ms, from its latency monitor: an fsync of its append-only file, a "
+              "slow command; - where the monitor is off)", flush=True)  # fmt: skip
         runs = [await ramp(args, tmp, store, url, k) for k in args.workers]
         print()
         for run in runs:
