@@ -26,6 +26,8 @@ wait with a timeout; stops by itself):
   the bots', what the rest of the machine took meanwhile (it may be shared), and the
   store's longest stall (its latency monitor, which the bench turns on in a store of its
   own: with `appendfsync always` a slow fsync of the disk holds up every move behind it);
+- before the ramp, with its own store on `appendfsync always`, times 10 s of small fsynced
+  appends on the store's disk and prints p50/p99/p99.9/max: what every move waits for;
 - stops after the first step whose p99 passes `--p99-ms` or that has an error (or after
   the last step), stops the players (each request in flight answered first), and checks
   that each game's stored move list is exactly as long as its acknowledged moves;
@@ -189,6 +191,37 @@ async def store_info(url: str) -> tuple[float, int]:
 
 
 STALL_MS = 10  # the bench's own store records every event (an fsync, a command) that takes longer
+
+
+DISK_PROBE_S = 10.0
+
+
+def disk_fsync_line(directory: Path, seconds: float = DISK_PROBE_S) -> str:
+    """What the disk under `directory` does with what `appendfsync always` asks of it: small
+    appends, each fsynced, for `seconds` (a few thousand of them), before any player."""
+    path = directory / "fsync-probe"
+    took: list[float] = []
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            os.write(fd, b"m" * 512)
+            started = time.perf_counter()
+            os.fsync(fd)
+            took.append(time.perf_counter() - started)
+            time.sleep(0.001)  # about as often as a group commit fsyncs under load
+    finally:
+        os.close(fd)
+        path.unlink()
+    took.sort()
+
+    def ms(q: float) -> float:
+        return 1000 * took[min(len(took) - 1, int(q * len(took)))]
+
+    return (f"  disk under the store: {len(took)} fsyncs of 512-byte appends in "
+            f"{seconds:g} s: p50 {ms(0.5):.2f} ms, p99 {ms(0.99):.2f} ms, p99.9 {ms(0.999):.2f} "
+            f"ms, max {1000 * took[-1]:.2f} ms (each move waits for one with appendfsync "
+            "always)")  # fmt: skip
 
 
 async def store_stalls(url: str, reset: bool = False) -> float | None:
@@ -522,6 +555,8 @@ async def run_all(args: argparse.Namespace) -> int:
             url = embedded.start()
             store = f"embedded valkey-server of the bench's own, appendfsync {args.store_fsync}"
         print(f"  store: {store}")
+        if embedded is not None and args.store_fsync == "always":
+            print(await asyncio.to_thread(disk_fsync_line, embedded.data_dir), flush=True)
         print("  columns: moves/s acknowledged, against (pace) players/pace; p50/p99 from a "
               "move's send to its acknowledgement; progress events the players received; "
               "CPU as % of one core; server MB resident (its worker processes); others: the "

@@ -54,3 +54,16 @@ def test_a_tiny_ramp_reports_every_step_and_stores_every_acknowledged_move(
         assert games >= STEPS[-1]  # every player played a game
     assert "gain of --workers 2 over --workers 1: held 40 players against 40" in text
     assert "OK: every acknowledged move stored and no error" in text
+
+
+def test_the_disk_probe_times_real_fsyncs_and_leaves_nothing(tmp_path: Path) -> None:
+    from bench.capacity import disk_fsync_line
+
+    line = disk_fsync_line(tmp_path, seconds=0.3)
+    got = re.search(r"(\d+) fsyncs of 512-byte appends in 0.3 s: p50 ([\d.]+) ms, p99 "
+                    r"([\d.]+) ms, p99.9 ([\d.]+) ms, max ([\d.]+) ms", line)  # fmt: skip
+    assert got, line
+    count, p50, p99, p999, top = int(got[1]), *map(float, got.groups()[1:])
+    # At most one append a millisecond (the probe sleeps 1 ms between them).
+    assert 0 < count <= 300 and 0 <= p50 <= p99 <= p999 <= top, line
+    assert list(tmp_path.iterdir()) == []
