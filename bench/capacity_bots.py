@@ -55,7 +55,7 @@ import msgspec
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.lean_client import LeanClient  # noqa: E402
+from bench.lean_client import Fault, LeanClient  # noqa: E402
 from bench.server import GAME, move_sequences, raise_open_files  # noqa: E402
 from server import collector  # noqa: E402
 from server.config import DEFAULT  # noqa: E402
@@ -107,15 +107,6 @@ def percentile_ms(hist: dict[int, int], q: float) -> float:
         if seen >= rank:
             return bucket_ms(index)
     raise AssertionError("unreachable")
-
-
-class Fault(Exception):
-    """Something a correct server does not do; `kind` is what the report counts."""
-
-    def __init__(self, kind: str, detail: str = "") -> None:
-        super().__init__(f"{kind}: {detail}" if detail else kind)
-        self.kind = kind
-        self.detail = detail
 
 
 @dataclass

@@ -21,6 +21,15 @@ from typing import cast
 from websockets.speedups import apply_mask
 
 
+class Fault(Exception):
+    """Something a correct server does not do; `kind` is what the report counts it under."""
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+        self.detail = detail
+
+
 class Closed(Exception):
     """The connection was closed (by either side) while a bot waited for a frame."""
 

@@ -31,12 +31,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import statistics
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -44,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.long_game import BAKERS_SEED, bakers_cycle, grow  # noqa: E402
+from support.long_game import BAKERS_SEED, bakers_cycle, game_metrics, grow  # noqa: E402
 from support.server_proc import ServerProcess, delete_namespace  # noqa: E402
 from support.ws_client import Client  # noqa: E402
 
@@ -57,17 +55,6 @@ GET_RATE = 15.0  # the bystander's, also within it
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
-
-
-def metrics(server: ServerProcess) -> dict[str, float]:
-    with urllib.request.urlopen(server.http_url + "/metrics", timeout=5) as r:
-        text = r.read().decode()
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        found = re.match(r"(solitaire_game_\w+?)(?:_total)?(\{[^}]*\})? ([0-9.e+-]+)$", line)
-        if found:
-            out[found.group(1) + (found.group(2) or "")] = float(found.group(3))
-    return out
 
 
 async def bystander(c: Client, gid: str, seconds: float) -> list[float]:
@@ -140,7 +127,7 @@ async def measure(
         base_rows, load_rows = [], []
         sent_total = answered_total = 0
         undo_times: list[float] = []
-        before = metrics(server)
+        before = game_metrics(server.http_url)
         for r in range(1, args.rounds + 1):
             alone = await bystander(by, by_gid, args.seconds)
             both = await asyncio.gather(
@@ -156,7 +143,7 @@ async def measure(
                     f"round {r}, bystander {name:5}: get p50 {row[0]:6.2f} ms  p99 {row[1]:6.2f} "
                     f"ms  max {row[2]:7.2f} ms  ({row[3]} gets)"
                 )
-        after = metrics(server)
+        after = game_metrics(server.http_url)
     med = [statistics.median(r[i] for r in base_rows) for i in range(3)]
     loaded_med = [statistics.median(r[i] for r in load_rows) for i in range(3)]
     print(

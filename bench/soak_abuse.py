@@ -36,7 +36,8 @@ import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from bench.soak_load import Fault, Message, Soak
+from bench.lean_client import Fault
+from bench.soak_load import Message, Soak
 from engine.solve.bot import choose_move
 
 enc = msgspec.msgpack.encode

@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 import engine
-from bench.lean_client import Closed, LeanClient
+from bench.lean_client import Closed, Fault, LeanClient
 from engine.solve.bot import STRENGTHS, choose_move
 from protocol.messages import SEED_MAX
 
@@ -49,15 +49,6 @@ BOT_RACE_TIME_LIMIT_S = 90
 # The least time between two new daily players of one client (each makes a player).
 DAILY_PLAYER_EVERY_S = 20.0
 Message = dict[str, Any]
-
-
-class Fault(Exception):
-    """Something a correct server does not do; `kind` is what the report counts it under."""
-
-    def __init__(self, kind: str, detail: str = "") -> None:
-        super().__init__(f"{kind}: {detail}" if detail else kind)
-        self.kind = kind
-        self.detail = detail
 
 
 @dataclass

@@ -15,15 +15,14 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import Dimension, FormattedTextControl, HSplit, Layout, VSplit, Window
-from prompt_toolkit.output.color_depth import ColorDepth
-from prompt_toolkit.styles import Style
 
 from client_cli.boards import game_title, render
 from client_cli.boards.canvas import Canvas
+from client_cli.fullscreen import full_screen_app
 from client_cli.panels import MAIN_WIDTH, SIDE_WIDTH
 from client_cli.replay import Replayer, Stepper, outcome, whose
 from client_cli.session import clock
-from client_cli.theme import STYLE_RULES, Theme
+from client_cli.theme import Theme
 
 BODY_HEIGHT = 20
 KEYS = (
@@ -134,14 +133,8 @@ class ReplayScreen:
             height=Dimension(min=4, max=BODY_HEIGHT, preferred=BODY_HEIGHT),
         )
         notice = Window(FormattedTextControl(self._notice), height=1)
-        style = Style.from_dict(STYLE_RULES if self.theme.colour else {})
-        return Application(
-            layout=Layout(HSplit([title, body, notice]), focused_element=board),
-            key_bindings=keys,
-            style=style,
-            full_screen=True,
-            mouse_support=False,
-            color_depth=None if self.theme.colour else ColorDepth.DEPTH_1_BIT,
+        return full_screen_app(
+            Layout(HSplit([title, body, notice]), focused_element=board), keys, self.theme
         )
 
     @staticmethod

@@ -34,10 +34,9 @@ from prompt_toolkit.layout import (
 )
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.layout.processors import BeforeInput
-from prompt_toolkit.output.color_depth import ColorDepth
-from prompt_toolkit.styles import Style
 
 from client_cli.boards import game_title, render
+from client_cli.fullscreen import full_screen_app
 from client_cli.panels import (
     MAIN_WIDTH,
     SIDE_WIDTH,
@@ -48,7 +47,7 @@ from client_cli.panels import (
 )
 from client_cli.play import Play
 from client_cli.session import GameSession
-from client_cli.theme import STYLE_RULES, Theme
+from client_cli.theme import Theme
 
 BODY_HEIGHT = 20
 
@@ -151,15 +150,8 @@ class PlayScreen:
                 )
             ],
         )
-        style = Style.from_dict(STYLE_RULES if self.theme.colour else {})
-        return Application(
-            layout=Layout(root, focused_element=line),
-            key_bindings=keys,
-            style=style,
-            full_screen=True,
-            mouse_support=False,
-            refresh_interval=1.0,
-            color_depth=None if self.theme.colour else ColorDepth.DEPTH_1_BIT,
+        return full_screen_app(
+            Layout(root, focused_element=line), keys, self.theme, refresh_interval=1.0
         )
 
     def _rematch_key(self) -> bool:

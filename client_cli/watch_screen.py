@@ -15,14 +15,13 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import Dimension, FormattedTextControl, HSplit, Layout, VSplit, Window
-from prompt_toolkit.output.color_depth import ColorDepth
-from prompt_toolkit.styles import Style
 
 from client_cli.boards import game_title, render
 from client_cli.boards.canvas import Canvas, Fragment
+from client_cli.fullscreen import full_screen_app
 from client_cli.panels import MAIN_WIDTH, NAME_WIDTH, SIDE_WIDTH, result_lines
 from client_cli.session import clock
-from client_cli.theme import STYLE_RULES, Theme
+from client_cli.theme import Theme
 from client_cli.watching import WatchSession
 
 BODY_HEIGHT = 20
@@ -171,16 +170,7 @@ class WatchScreen:
         )
         notice = Window(FormattedTextControl(self._notice), height=2, wrap_lines=True)
         root = HSplit([title, body, notice])
-        style = Style.from_dict(STYLE_RULES if self.theme.colour else {})
-        return Application(
-            layout=Layout(root),
-            key_bindings=keys,
-            style=style,
-            full_screen=True,
-            mouse_support=False,
-            refresh_interval=1.0,
-            color_depth=None if self.theme.colour else ColorDepth.DEPTH_1_BIT,
-        )
+        return full_screen_app(Layout(root), keys, self.theme, refresh_interval=1.0)
 
     def _title(self) -> StyleAndTextTuples:
         s = self.session

@@ -10,15 +10,13 @@ in the event loop or in a worker thread. Speed itself is measured by bench/long_
 from __future__ import annotations
 
 import random
-import re
-import urllib.request
 from typing import Any
 
 import msgspec
 import pytest
 import redis as sync_redis
-from support.long_game import BAKERS_SEED, bakers_cycle, expected_view, grow
-from support.server_proc import ServerFactory, ServerProcess
+from support.long_game import BAKERS_SEED, bakers_cycle, expected_view, game_metrics, grow
+from support.server_proc import ServerFactory
 from support.ws_client import Client
 
 import engine
@@ -29,17 +27,6 @@ from server.store.records import GameRecord
 FAST = {"SOLITAIRE_RATE": "5000", "SOLITAIRE_BURST": "5000"}
 EVERY = DEFAULT.snapshot_every
 LONG = DEFAULT.max_moves_per_game  # 100,000: the most a practice game may have
-
-
-def metrics(server: ServerProcess) -> dict[str, float]:
-    with urllib.request.urlopen(server.http_url + "/metrics", timeout=5) as r:
-        text = r.read().decode()
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        found = re.match(r"(solitaire_game_\w+?)(?:_total)?(\{[^}]*\})? ([0-9.e+-]+)$", line)
-        if found:
-            out[found.group(1) + (found.group(2) or "")] = float(found.group(3))
-    return out
 
 
 def cost(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
@@ -87,7 +74,7 @@ async def test_a_100000_move_game_loads_and_undoes_from_its_snapshots(
         await c.hello("long")
         gid = await new_practice(c)
         await grow(redis_url, servers.namespace, gid, moves)
-        before = metrics(server)
+        before = game_metrics(server.http_url)
         got = await c.request({"t": "get", "gid": gid})
         assert got["n"] == LONG and got["view"] == expected_view(moves)
         refused = await c.request({"t": "move", "gid": gid, "n": LONG, "m": "t7-r0"})
@@ -100,7 +87,7 @@ async def test_a_100000_move_game_loads_and_undoes_from_its_snapshots(
             assert undone["view"] == expected_view(moves[: LONG - k])
         again = await c.request({"t": "get", "gid": gid})
         assert again["n"] == LONG - undos
-        after = metrics(server)
+        after = game_metrics(server.http_url)
     spent = cost(before, after)
     requests = 2 + 1 + undos
     # Nothing was read or replayed from far back: every load read the snapshots and the
@@ -140,11 +127,11 @@ async def test_bad_or_missing_snapshots_cost_time_never_the_position(
             client.zadd(key, {msgspec.json.encode(wrong).decode(): stale})
         finally:
             client.close()
-        before = metrics(server)
+        before = game_metrics(server.http_url)
         got = await c.request({"t": "get", "gid": gid})
         assert got["t"] == "state" and got["n"] == total
         assert got["view"] == expected_view(moves)
-        spent = cost(before, metrics(server))
+        spent = cost(before, game_metrics(server.http_url))
         assert spent["bad"] == 2, spent  # the garbled one and the stale one, skipped
         # It replayed from the one before those and stored good ones in their place.
         repaired = stored_snapshots(redis_url, key)
@@ -168,11 +155,11 @@ async def test_bad_or_missing_snapshots_cost_time_never_the_position(
     finally:
         client.close()
     other = servers.start(env=FAST)
-    before = metrics(other)
+    before = game_metrics(other.http_url)
     async with Client.connect(other.ws_url) as c2:
         await c2.hello("faults", token=c.token)  # its welcome loads the game
         got = await c2.request({"t": "get", "gid": gid})
-        spent = cost(before, metrics(other))
+        spent = cost(before, game_metrics(other.http_url))
         end = total - k
         assert got["n"] == end and got["view"] == expected_view(moves[:end])
         assert spent["thread"] == end and spent["read"] >= end, spent

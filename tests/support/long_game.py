@@ -13,7 +13,9 @@ and back onto the ten), which is how the issue's 100,000-move practice game was 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
+import urllib.request
 from dataclasses import replace
 
 import engine
@@ -68,3 +70,16 @@ async def grow(redis_url: str, namespace: str, gid: str, moves: list[str]) -> No
             at = live.n
     finally:
         await store.close()
+
+
+def game_metrics(http_url: str) -> dict[str, float]:
+    """The game-load counters (solitaire_game_*) of the server at `http_url`, by name and
+    labels."""
+    with urllib.request.urlopen(http_url + "/metrics", timeout=5) as r:
+        text = r.read().decode()
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        found = re.match(r"(solitaire_game_\w+?)(?:_total)?(\{[^}]*\})? ([0-9.e+-]+)$", line)
+        if found:
+            out[found.group(1) + (found.group(2) or "")] = float(found.group(3))
+    return out
