@@ -63,7 +63,7 @@ class App:
         self.cache = LiveGames(self.store, config.game_cache_size, self.metrics)
         self.bus = Bus(
             create_redis(config, redis_url, decode_responses=False),
-            self.store.keys.instance_channel(self.instance),
+            self.store.instance_channel,
             self.hub.deliver,
         )
         self.solver = SolverPool(

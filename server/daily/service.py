@@ -17,6 +17,10 @@ import engine
 import protocol as p
 from server.daily.deals import DailyDeal, DailyDeals
 from server.daily.seeds import DAY_MS, daily_seed, day_start_s, parse_date, utc_date
+from server.domain.changes import MUST_NOT_EXIST, GameChange, Written
+from server.domain.ids import daily_gid
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord
 from server.play.cache import LiveGames
 from server.play.cache import load as load_live
 from server.play.game_machine import dealt_fields, elapsed_ms, timed_out
@@ -24,10 +28,6 @@ from server.play.players import Who
 from server.store.boards import ALL_TIME, Board, Result
 from server.store.errors import STORE_ERRORS
 from server.store.events import Event, encode_events
-from server.store.keys import daily_gid
-from server.store.records import GameRecord
-from server.store.scripts import Status
-from server.store.writes import MUST_NOT_EXIST, GameChange
 
 if TYPE_CHECKING:
     from server.metrics import Metrics
@@ -118,14 +118,14 @@ class DailyService:
         """Store a new attempt and list it among the player's games, in one atomic step (a
         second connection asking at the same moment must never see it half written)."""
         change = GameChange(record, MUST_NOT_EXIST, all_fields=True)
-        return await self.store.write_game(change, index_games=True) is Status.APPLIED
+        return await self.store.write_game(change, index_games=True) is Written.APPLIED
 
     def _new_record(
         self, gid: str, player: str, name: str, game: str, date: dt.date, now_ms: int, seed: int
     ) -> GameRecord:
         return GameRecord(
             gid=gid,
-            kind="daily",
+            kind=GameKind.DAILY,
             game=game,
             seed=seed,
             player=player,
@@ -239,7 +239,7 @@ class DailyService:
         closed = timed_out(record, record.ends_at_ms)
         if closed is not record:
             status = await store.write_game(GameChange(closed, record.ver))
-            if status is not Status.APPLIED:
+            if status is not Written.APPLIED:
                 return None  # it moved meanwhile: the next pass looks again
         await self.rank(closed)
         if closed is record:

@@ -31,13 +31,13 @@ from engine.solve import bot as policy
 from server import solver_pool
 from server.clock import Clock
 from server.config import Config
+from server.domain.ids import race_gid
+from server.domain.records import RaceRecord, RaceStatus
 from server.play.cache import LiveGames
 from server.play.moves import Moves
 from server.play.players import Who
 from server.solver_pool import BOTS, SolverBusy, SolverPool, position_of
-from server.store.keys import race_gid
 from server.store.locks import Lease
-from server.store.records import RaceRecord, RaceStatus
 from server.store.store import Store
 
 log = logging.getLogger(__name__)

@@ -28,8 +28,8 @@ from server.play.snapshots import BadSnapshot
 from server.store.errors import StoreUnavailable
 
 if TYPE_CHECKING:
+    from server.domain.records import GameRecord
     from server.metrics import Metrics
-    from server.store.records import GameRecord
     from server.store.store import Store
 
 log = logging.getLogger(__name__)

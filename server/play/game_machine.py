@@ -17,8 +17,10 @@ import msgspec
 import engine
 import protocol as p
 from server.config import Config
+from server.domain.kinds import GameKind
+from server.domain.outcome import RESIGNED, TIMED_OUT, Outcome
+from server.domain.records import GameRecord
 from server.play import snapshots
-from server.store.records import GameRecord
 
 
 @dataclass(frozen=True)
@@ -34,10 +36,10 @@ class GameRules:
         cap = config.max_moves_per_game
         return cls(min(config.max_ranked_moves, cap), cap, config.snapshot_every)
 
-    def max_moves(self, kind: str) -> int:
+    def max_moves(self, kind: GameKind) -> int:
         """The most moves a game of this kind may have: a practice game the protocol's
         limit, a ranked one far fewer (a winning line is a few hundred moves at most)."""
-        return self.max_practice_moves if kind == "practice" else self.max_ranked_moves
+        return self.max_practice_moves if kind is GameKind.PRACTICE else self.max_ranked_moves
 
 
 class TimeUp(p.Refused):
@@ -64,14 +66,13 @@ def time_up(rec: GameRecord, now_ms: int) -> bool:
 def dealt_fields(game: Any, now_ms: int) -> dict[str, Any]:
     """The record fields of a game dealt at `now_ms`: the deal's own score and move count
     (Doublets starts at 1); a deal that leaves no move is over, and so finished."""
-    over = bool(game.over)
+    outcome = Outcome.of_position(bool(game.won), bool(game.over))
+    over = outcome is not None
     return {
         "started_at_ms": now_ms,
         "score": int(game.score),
         "moves": int(game.moves),
-        "won": bool(game.won),
-        "over": over,
-        "finished": over,
+        "outcome": outcome,
         "finished_at_ms": now_ms if over else 0,
         "finished_at_us": now_ms * 1000 if over else 0,
     }
@@ -81,7 +82,7 @@ def timed_out(rec: GameRecord, end_ms: int) -> GameRecord:
     """The record of a game closed as it stands at `end_ms` (its race's or its day's end)."""
     if rec.finished:
         return rec
-    return rec.evolve(finished=True, finished_at_ms=end_ms, timed_out=True, ver=rec.ver + 1)
+    return rec.evolve(outcome=TIMED_OUT, finished_at_ms=end_ms, ver=rec.ver + 1)
 
 
 @dataclass
@@ -125,7 +126,7 @@ class LiveGame:
         return p.State(
             re=re,
             gid=rec.gid,
-            kind=rec.kind if rec.kind in ("race", "practice") else "daily",
+            kind=rec.kind,
             game=rec.game,
             n=self.n,
             view=msgspec.Raw(p.encode_value(self.game.view())),
@@ -136,7 +137,7 @@ class LiveGame:
             elapsed_ms=elapsed_ms(rec, now_ms),
             race=rec.race or None,
             date=rec.date or None,
-            seed=rec.seed if rec.kind == "practice" else None,
+            seed=rec.seed if rec.kind is GameKind.PRACTICE else None,
         )
 
     def progress(self, now_ms: int) -> p.Progress:
@@ -197,13 +198,12 @@ class Applied(NamedTuple):
 def _after(rec: GameRecord, game: Any, end_ms: int, end_us: int, n: int) -> GameRecord:
     """The record of a game whose position is now `game` (after `n` moves), at the next
     version: a game over has finished at `end_ms` (`end_us`)."""
-    over = bool(game.over)
+    outcome = Outcome.of_position(bool(game.won), bool(game.over))
+    over = outcome is not None
     return rec.evolve(
         score=int(game.score),
         moves=int(game.moves),
-        won=bool(game.won),
-        over=over,
-        finished=over,
+        outcome=outcome,
         finished_at_ms=end_ms if over else 0,
         finished_at_us=end_us if over else 0,
         ver=rec.ver + 1,
@@ -269,8 +269,7 @@ def decide_resign(live: LiveGame, now_us: int) -> Applied:
     now_ms = now_us // 1000
     _check_open(rec, now_ms)
     new = rec.evolve(
-        finished=True,
-        resigned=True,
+        outcome=RESIGNED,
         finished_at_ms=now_ms,
         finished_at_us=now_us,
         ver=rec.ver + 1,

@@ -16,6 +16,9 @@ from typing import Protocol
 
 import protocol as p
 from server.clock import Clock
+from server.domain.changes import Written
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord
 from server.metrics import Metrics
 from server.play.cache import LiveGames
 from server.play.game_machine import (
@@ -31,8 +34,6 @@ from server.play.players import Who
 from server.play.races import Races
 from server.store.errors import StoreUnavailable
 from server.store.events import Event, encode_events
-from server.store.records import GameRecord
-from server.store.scripts import Status
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ class Moves:
             )
         except TimeUp:
             self.metrics.moves_rejected.labels(p.ILLEGAL_MOVE).inc()
-            if live.record.kind == "race":
+            if live.record.kind is GameKind.RACE:
                 await self.races.close_if_due(live.record.race)
             raise
         except p.Refused as refused:
@@ -154,29 +155,29 @@ class Moves:
             live.tail.append(move)
         state = live.state(now)
         events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
-        if record.kind == "race":
+        if record.kind is GameKind.RACE:
             races = self.races
             seats = races.known_seats(record.race) or await races.seats(record.race)
             events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
         try:
-            outcome = await self.store.write_move(
+            written = await self.store.write_move(
                 record, move, expect_ver, encode_events(events), decision.snapshot
             )
         except StoreUnavailable as exc:
             log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
             raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
-        if outcome.status is Status.MISSING:
+        if written is Written.MISSING:
             raise p.Refused(p.NOT_FOUND, "no such game")
-        if outcome.status is not Status.APPLIED:
+        if written is not Written.APPLIED:
             return None
         self._stored(live, decision)
-        if record.finished and record.kind == "daily" and self.daily is not None:
+        if record.finished and record.kind is GameKind.DAILY and self.daily is not None:
             # Ranked before its final state goes out: whoever sees that state may ask for
             # the board next and must find the attempt on it.
             await self.daily.finished(record)
         state.re = re
         self.deliver(events)
-        if record.finished and record.kind == "race":
+        if record.finished and record.kind is GameKind.RACE:
             await self.races.close_if_due(record.race)
         return state
 

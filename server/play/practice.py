@@ -28,6 +28,10 @@ import protocol as p
 from server import solver_pool
 from server.clock import Clock
 from server.config import Config
+from server.domain.changes import MUST_NOT_EXIST, GameChange, Written
+from server.domain.ids import practice_gid
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord
 from server.metrics import Metrics
 from server.play.cache import LiveGames
 from server.play.game_machine import LiveGame, dealt_fields, decide_undo
@@ -36,11 +40,7 @@ from server.play.players import Who
 from server.play.race_machine import new_seed
 from server.solver_pool import HINTS, OverShare, OwnerBusy, SolverBusy, SolverPool, position_of
 from server.store.events import Event, encode_events
-from server.store.keys import practice_gid
-from server.store.records import GameRecord
-from server.store.scripts import Status
 from server.store.store import Store
-from server.store.writes import MUST_NOT_EXIST, GameChange
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class Practice:
         now = self.clock.now_ms()
         record = GameRecord(
             gid=gid,
-            kind="practice",
+            kind=GameKind.PRACTICE,
             game=msg.game,
             seed=seed,
             player=who.player,
@@ -99,7 +99,7 @@ class Practice:
     async def _own(self, who: Who, gid: str, what: str) -> LiveGame:
         """The asker's practice game `gid`; Refused if it is none."""
         live = await self.moves.own_game(who, gid)
-        if live.record.kind != "practice":
+        if live.record.kind is not GameKind.PRACTICE:
             raise p.Refused(p.BAD_REQUEST, RANKED.format(what=what))
         return live
 
@@ -124,7 +124,7 @@ class Practice:
                 ttl_s=self.config.practice_ttl_s,
                 payload=encode_events(events),
             )
-            if status is not Status.APPLIED:
+            if status is not Written.APPLIED:
                 self.cache.evict(gid)
                 raise p.Refused(p.UNAVAILABLE, "the game changed meanwhile; try again")
             self.cache.adopt(undone)

@@ -17,6 +17,7 @@ import asyncio
 import logging
 
 from server.config import Config
+from server.domain.kinds import GameKind
 from server.play.players import Who
 from server.play.races import Races
 from server.store.errors import STORE_ERRORS
@@ -83,5 +84,9 @@ class Presence:
         gids = [g for g in await self.store.player_games(player) if g.startswith(RACE_SEAT)]
         records = await self.store.load_records(gids) if gids else []
         return sorted(
-            {r.race for r in records if r is not None and r.kind == "race" and not r.started_at_ms}
+            {
+                r.race
+                for r in records
+                if r is not None and r.kind is GameKind.RACE and not r.started_at_ms
+            }
         )

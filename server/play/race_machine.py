@@ -29,13 +29,14 @@ import msgspec
 import engine
 import protocol as p
 from server.config import Config
+from server.domain.changes import MUST_NOT_EXIST, GameChange, RaceChange
+from server.domain.ids import race_gid
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.play.bot_seats import is_bot
 from server.play.game_machine import LiveGame, dealt_fields, progress, timed_out
 from server.play.ranking import rank_key, ranked
-from server.store.events import Event
-from server.store.keys import race_gid
-from server.store.records import GameRecord, RaceRecord, RaceStatus
-from server.store.writes import MUST_NOT_EXIST, GameChange, RaceChange, encode_events
+from server.store.events import Event, encode_events
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class RaceMachine:
         race = self.race
         return GameRecord(
             gid=race_gid(race.code, seat.player),
-            kind="race",
+            kind=GameKind.RACE,
             game=race.game,
             seed=race.seed,
             player=seat.player,

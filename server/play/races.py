@@ -16,6 +16,9 @@ from typing import Protocol
 import protocol as p
 from server.clock import Clock
 from server.config import Config
+from server.domain.changes import Written
+from server.domain.ids import race_gid
+from server.domain.records import RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.bot_seats import bot_seat, is_bot
 from server.play.cache import LiveGames
@@ -30,9 +33,6 @@ from server.play.race_machine import (
     not_found,
 )
 from server.store.events import Event, encode_events
-from server.store.keys import race_gid
-from server.store.records import RaceRecord, RaceStatus
-from server.store.scripts import Status
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ class Races:
         if step.change is None and not machine.seated(who.player):
             log.info("race %s: its result shown to player %s (not seated)", code, who.player)
         elif step.change is None:
-            await self.store.add_interest([self.store.keys.race_interest(code)])
+            await self.store.listen(races=[code])
             if any(isinstance(r, p.Result) for r in step.replies):
                 log.info("race %s: result sent again to player %s", code, who.player)
             elif len(step.replies) > 1:
@@ -135,9 +135,9 @@ class Races:
             step = machine.start(who.player, self.clock.now_ms(), who.uid)
             assert step.change is not None
             status = await self.store.start_race(step.change, machine.deadline_ms())
-            if status is Status.APPLIED:
+            if status is Written.APPLIED:
                 break
-            if status is Status.MISSING:
+            if status is Written.MISSING:
                 raise not_found(code)
             race = None
         else:
@@ -168,13 +168,13 @@ class Races:
             if step.change is None:
                 break
             status = await self.store.write_race(step.change)
-            if status is Status.APPLIED:
+            if status is Written.APPLIED:
                 log.info(
                     "race %s: player %s asks for a rematch: race %s",
                     code, who.player, machine.race.rematch,
                 )  # fmt: skip
                 break
-            if status is Status.MISSING:
+            if status is Written.MISSING:
                 raise not_found(code)
         else:
             raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
@@ -243,9 +243,9 @@ class Races:
                     )  # fmt: skip
                 return
             status = await self.store.write_race(step.change)
-            if status is Status.MISSING:
+            if status is Written.MISSING:
                 return
-            if status is Status.APPLIED:
+            if status is Written.APPLIED:
                 new = machine.race
                 if new.host != race.host:
                     log.info(
@@ -296,7 +296,7 @@ class Races:
                 return False
             assert step.change is not None
             status = await self.store.close_race(step.change, machine.deadline_ms())
-            if status is Status.APPLIED:
+            if status is Written.APPLIED:
                 for gid in machine.gids():
                     self.cache.evict(gid)
                 result = step.replies[0]
@@ -341,7 +341,7 @@ class Races:
         instances = await self.store.seat_player(who.player, gid)
         machine, step = make([self.store.instance, *instances], code)
         assert step.change is not None
-        if await self.store.write_race(step.change) is Status.APPLIED:
+        if await self.store.write_race(step.change) is Written.APPLIED:
             return machine, step
         await self.store.forget_player_games(who.player, [gid])
         return None
@@ -384,10 +384,10 @@ class Races:
             step = machine.join(seat, origin, instances)
             assert step.change is not None
             status = await self.store.write_race(step.change)
-            if status is Status.APPLIED:
+            if status is Written.APPLIED:
                 self.deliver(step.events)
                 return step, machine
-            if status is Status.MISSING:
+            if status is Written.MISSING:
                 raise not_found(code)
         raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
 

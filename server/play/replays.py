@@ -31,12 +31,13 @@ import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.daily.seeds import parse_date, utc_date
+from server.domain.ids import race_gid
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.game_machine import elapsed_ms, timed_out
 from server.play.players import Who
 from server.play.race_machine import normalise_code, not_found
-from server.store.keys import race_gid
-from server.store.records import GameRecord, RaceRecord, RaceStatus
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -106,19 +107,19 @@ def shown(
 ) -> GameRecord:
     """The record of a game as a replay may show it, or Refused. `race`: its race, for a
     race seat; `asker`: the player asking (None on the web, where nobody is known)."""
-    if record.kind == "race":
+    if record.kind is GameKind.RACE:
         if race is None or race.code != record.race:
             raise p.Refused(p.NOT_FOUND, NO_GAME)
         if race.status != RaceStatus.DONE:
             raise p.Refused(p.NOT_OVER, f"race {race.code} is not over: its replays come after")
         return record
-    if record.kind == "daily":
+    if record.kind is GameKind.DAILY:
         day = parse_date(record.date)
         if day is None or day >= today:
             raise p.Refused(p.NOT_OVER, "a daily is shown once its day is over (00:00 UTC)")
         # Closed as it stood at midnight, as the sweep closes (and ranks) it within seconds.
         return timed_out(record, record.ends_at_ms)
-    if record.kind == "practice" and asker is not None and record.player == asker:
+    if record.kind is GameKind.PRACTICE and asker is not None and record.player == asker:
         if not record.finished:
             raise p.Refused(p.NOT_OVER, "this practice game is not finished: finish or resign it")
         return record
@@ -248,7 +249,7 @@ class Replays:
         if race is not None:
             result = race.stored_result()
             return Shown(record, result.standings if result is not None else None)
-        if record.kind == "daily":
+        if record.kind is GameKind.DAILY:
             board = await self.store.boards.board(
                 record.game, record.date, limit=1, asker=record.player
             )
@@ -281,9 +282,9 @@ class Replays:
         # the event loop's queue, so each turn of the loop runs at most one chunk of theirs.
         async with self._engine_turn:
             marks = self._marks.get(rec.gid)
-            if marks is None or marks.n != rec.n or rec.kind == "practice":
+            if marks is None or marks.n != rec.n or rec.kind is GameKind.PRACTICE:
                 marks = await self._mark(game)
-                if rec.kind != "practice":
+                if rec.kind is not GameKind.PRACTICE:
                     self._marks.put(rec.gid, marks)
             base = min(n // marks.every, len(marks.games) - 1) * marks.every
             position = marks.games[base // marks.every].copy()

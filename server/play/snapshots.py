@@ -22,8 +22,8 @@ from typing import Any
 import msgspec
 
 import engine
+from server.domain.records import GameRecord
 from server.solver_pool import game_at, position_of
-from server.store.records import GameRecord
 
 log = logging.getLogger(__name__)
 

@@ -18,12 +18,12 @@ from typing import Protocol
 import protocol as p
 from server.clock import Clock
 from server.config import Config
+from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.cache import LiveGames
 from server.play.game_machine import LiveGame
 from server.play.players import Who
 from server.play.race_machine import RaceMachine, RaceRules, normalise_code, not_found
-from server.store.records import GameRecord, RaceRecord, RaceStatus
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ class Spectating:
         if why_not is not None:
             raise p.Refused(p.RACE_FULL, why_not)
         try:
-            await self.store.add_interest([self.store.keys.race_interest(code)])
+            await self.store.listen(races=[code])
             look = await self.look(code, who.player)
             replies = look.replies(who.player, self.rules)
         except BaseException:

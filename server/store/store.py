@@ -20,17 +20,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from server.config import Config
+from server.domain.changes import MUST_NOT_EXIST, GameChange, RaceChange, Written
+from server.domain.ids import race_gid
+from server.domain.records import GameRecord, RaceRecord, seat_entry, seat_from_entry
 from server.lru import LRU
 from server.store import scripts
 from server.store.boards import LeaderboardStore
 from server.store.errors import STORE_ERRORS, StoreUnavailable
-from server.store.group_commit import GroupCommit, MoveOutcome
-from server.store.keys import GameKeys, Keys, race_gid
+from server.store.group_commit import GroupCommit
+from server.store.keys import GameKeys, Keys
 from server.store.locks import Lease
-from server.store.records import GameRecord, RaceRecord, seat_entry, seat_from_entry
-from server.store.scripts import Status
 from server.store.stats import StatsStore
-from server.store.writes import MUST_NOT_EXIST, Batch, GameChange, RaceChange
+from server.store.writes import Batch
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ class Store:
 
     # ------------------------------------------------------------ batches
 
-    async def apply(self, batch: Batch) -> Status:
+    async def apply(self, batch: Batch) -> Written:
         """Run one version-checked batch (the APPLY script)."""
         try:
             status, _guard = await self._apply(
@@ -122,9 +123,9 @@ class Store:
             )
         except STORE_ERRORS as exc:
             raise StoreUnavailable(str(exc)) from exc
-        return Status(int(status))
+        return Written(int(status))
 
-    async def apply_in_order(self, batches: Sequence[Batch]) -> list[Status]:
+    async def apply_in_order(self, batches: Sequence[Batch]) -> list[Written]:
         """Batches in one pipeline (on a single Redis one connection runs them in order);
         on a Redis Cluster, whose batches may live on different nodes, one after the other."""
         if self.config.redis_cluster:
@@ -138,7 +139,7 @@ class Store:
                 replies = await pipe.execute()
         except STORE_ERRORS as exc:
             raise StoreUnavailable(str(exc)) from exc
-        return [Status(int(reply[0])) for reply in replies]
+        return [Written(int(reply[0])) for reply in replies]
 
     # ------------------------------------------------------------ server config
 
@@ -296,14 +297,22 @@ class Store:
         if gids:
             await self.redis.srem(self.keys.player_games(player), *gids)
 
-    async def add_interest(self, sets: Sequence[str]) -> None:
-        """Ask for the events of these races (interest sets) to reach this instance."""
+    async def listen(self, *, players: Sequence[str] = (), races: Sequence[str] = ()) -> None:
+        """Ask for the events of these players' own games and of these races to reach this
+        instance (each joins this instance to their interest set)."""
+        sets = [self.keys.player_interest(pl) for pl in players]
+        sets += [self.keys.race_interest(code) for code in races]
         if not sets:
             return
         pipe = self.redis.pipeline(transaction=False)
         for key in sets:
             pipe.sadd(key, self.instance)
         await pipe.execute()
+
+    @property
+    def instance_channel(self) -> str:
+        """The bus channel on which this instance hears its events."""
+        return self.keys.instance_channel(self.instance)
 
     async def player_instances(self, player: str) -> list[str]:
         """The instances where the player has a connection."""
@@ -429,7 +438,7 @@ class Store:
         assert keys is not None
         return await self.redis.lindex(keys.moves, n)
 
-    async def add_snapshots(self, gid: str, ver: int, snaps: Sequence[tuple[int, str]]) -> Status:
+    async def add_snapshots(self, gid: str, ver: int, snaps: Sequence[tuple[int, str]]) -> Written:
         """Store snapshots made from the moves of the game at version `ver`, each in place
         of any stored with its score; only if the game is still at that version."""
         keys = self.game_keys(gid)
@@ -472,10 +481,10 @@ class Store:
 
     def write_move(
         self, record: GameRecord, move: str, expect_ver: int, payload: bytes, snapshot: str = ""
-    ) -> asyncio.Future[MoveOutcome]:
+    ) -> asyncio.Future[Written]:
         """Append `move` (or '' for none) and store `record` (at its new version), if the
         stored game is at `expect_ver`, through the group commit: a future of the write's
-        MoveOutcome. `payload` is relayed to the other instances interested in the game;
+        Written status. `payload` is relayed to the other instances interested in the game;
         a `snapshot` (of the position after the move) is kept with the move."""
         keys = self.game_keys(record.gid)
         assert keys is not None
@@ -498,7 +507,7 @@ class Store:
         index_games: bool = False,
         ttl_s: int = 0,
         payload: bytes = b"",
-    ) -> Status:
+    ) -> Written:
         """Store a game of a player (a daily attempt or a practice game): `undo` also drops
         its last move (and the snapshots past the new end), `index_games` lists it among the
         player's games, `ttl_s` > 0 makes it (and its move list and snapshots) expire;
@@ -521,7 +530,7 @@ class Store:
                 batch.command("EXPIRE", keys.snaps, ttl_s)
         batch.relay_to(keys.interest, payload)
         status = await self.apply(batch)
-        if index_games and status is Status.APPLIED:
+        if index_games and status is Written.APPLIED:
             await self.keep_player(record.player)
         return status
 
@@ -620,10 +629,10 @@ class Store:
             out += (keys.meta, keys.moves, keys.snaps)
         return out
 
-    async def write_race(self, change: RaceChange) -> Status:
+    async def write_race(self, change: RaceChange) -> Written:
         return await self.apply(self.race_batch(change))
 
-    async def start_race(self, change: RaceChange, deadline_ms: int) -> Status:
+    async def start_race(self, change: RaceChange, deadline_ms: int) -> Written:
         """Index the race among the running ones, then start it. Indexed first, so that a
         crash right after the start cannot leave the race without a timer (a race indexed
         but never started is dropped from the index by the reaper)."""
@@ -631,14 +640,14 @@ class Store:
         index.command("ZADD", self.keys.running_index(), deadline_ms, change.race.code)
         return (await self.apply_in_order([index, self.race_batch(change)]))[1]
 
-    async def close_race(self, change: RaceChange, deadline_ms: int) -> Status:
+    async def close_race(self, change: RaceChange, deadline_ms: int) -> Written:
         """Close the race, then drop it from the running index (where it was entered with
         `deadline_ms`) if the close went through (the race is at its closed version)."""
         code = change.race.code
         if self.config.redis_cluster:
             # The index and the race hash to different slots: one after the other.
             status = await self.write_race(change)
-            if status is Status.APPLIED:
+            if status is Written.APPLIED:
                 await self.unindex(code, deadline_ms)
             return status
         unindex = Batch()
@@ -703,7 +712,7 @@ class Store:
         key = self.keys.day_deal(game, day)
         batch.expect(key, MUST_NOT_EXIST)
         batch.hset(key, fields)
-        return await self.apply(batch) is Status.APPLIED
+        return await self.apply(batch) is Written.APPLIED
 
     def deal_lock(self, game: str, day: str, seconds: float) -> Lease:
         """The lock of the instance searching for a day's deal."""

@@ -24,6 +24,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 import protocol as p
 from engine.solve.bot import choose_move
+from server.domain.changes import MUST_NOT_EXIST
+from server.domain.records import RaceStatus
 from server.play.game_machine import (
     Applied,
     LiveGame,
@@ -33,8 +35,6 @@ from server.play.game_machine import (
     decide_resign,
 )
 from server.play.race_machine import RaceMachine, RaceRules
-from server.store.records import RaceStatus
-from server.store.writes import MUST_NOT_EXIST
 
 PLAYERS = ["ann", "bob", "cy", "dee", "eve", "bot-1"]  # bot-1: a bot seat (never leaves)
 WATCHERS = [*PLAYERS, "sam", None]  # sam never joins; None: a visitor of the race's page

@@ -14,7 +14,8 @@ import redis.asyncio as aioredis
 from support.ws_client import Client
 
 import engine
-from server.store.keys import Keys, practice_gid, race_gid
+from server.domain.ids import practice_gid, race_gid
+from server.store.keys import Keys
 
 CODE = "UPGR4D"
 
