@@ -186,13 +186,17 @@ class Retransmission(NamedTuple):
 
 
 class Applied(NamedTuple):
-    """The move (or resignation: `move` '') is accepted: `record` is the game's record
-    after it, at the next version (store it, then reply); `snapshot` (or '') is the
-    position after it, to store with it."""
+    """The move (or resignation: `move` '') is accepted: `after` is the game after it, its
+    record at the next version (store it, then reply); `snapshot` (or '') is the position
+    after it, to store with it. The game it was decided on is left as it was."""
 
-    record: GameRecord
+    after: LiveGame
     move: str
     snapshot: str = ""
+
+    @property
+    def record(self) -> GameRecord:
+        return self.after.record
 
 
 def _after(rec: GameRecord, game: Any, end_ms: int, end_us: int, n: int) -> GameRecord:
@@ -229,14 +233,11 @@ def decide_move(
     rules: GameRules = GameRules(),
     stored: str | None = None,
 ) -> Retransmission | Applied:
-    """Check a `move {n, m}` against a game; if it is legal, play it on `live.game` itself.
-    Raises Refused (TimeUp when the time limit has passed). `stored` is the stored move
-    `n` when `n` is before the moves `live` keeps (the caller reads it).
-
-    No copy: the engine checks a move completely before it changes anything, so a refused
-    move leaves `live` as it was. An applied one leaves `live.game` ahead of its record and
-    move list, and of the store: the caller keeps `live` out of the cache until the store
-    has the move.
+    """Check a `move {n, m}` against a game; if it is legal, the game after it, played on a
+    copy of `live.game` (a copy costs about a microsecond): `live`, which a cache may share,
+    is never changed, so it stays the game as the store has it until the store takes the
+    move. Raises Refused (TimeUp when the time limit has passed). `stored` is the stored
+    move `n` when `n` is before the moves `live` keeps (the caller reads it).
     """
     count = live.n
     if n < count:
@@ -253,15 +254,18 @@ def decide_move(
         raise p.Refused(
             p.ILLEGAL_MOVE, f"a {rec.kind} game takes at most {cap} moves; this one has them"
         )
-    game = live.game
+    game = live.game.copy()
     try:
         game.play(move)
     except engine.MoveError as exc:
         raise p.Refused(p.ILLEGAL_MOVE, str(exc) or "illegal move") from None
     new = _after(rec, game, now_us // 1000, now_us, count + 1)
+    after = LiveGame(new, game, [*live.tail, move], live.base, live.base_game)
     if (count + 1) % rules.snapshot_every:
-        return Applied(new, move)
-    return Applied(new, move, snapshots.encode(rec, game, count + 1, move))
+        return Applied(after, move)
+    snapshot = snapshots.encode(rec, game, count + 1, move)
+    after.rebase()  # the store keeps this position with the move: undos replay from here
+    return Applied(after, move, snapshot)
 
 
 def decide_resign(live: LiveGame, now_us: int) -> Applied:
@@ -274,7 +278,8 @@ def decide_resign(live: LiveGame, now_us: int) -> Applied:
         finished_at_us=now_us,
         ver=rec.ver + 1,
     )
-    return Applied(new, "")
+    # The position does not change: the game after shares it (no one plays on a game).
+    return Applied(LiveGame(new, live.game, live.tail, live.base, live.base_game), "")
 
 
 def decide_undo(live: LiveGame) -> tuple[LiveGame, int]:

@@ -22,7 +22,6 @@ from server.domain.records import GameRecord
 from server.metrics import Metrics
 from server.play.cache import LiveGames
 from server.play.game_machine import (
-    Applied,
     GameRules,
     LiveGame,
     Retransmission,
@@ -142,17 +141,13 @@ class Moves:
             fresh = await self.cache.get(live.record.gid, fresh=True)
             assert fresh is not None
             return fresh.state(self.clock.now_ms(), re)
-        # The decision is made on `live` (a move is already played on its game): until the
-        # store has it, it runs ahead of the store, so it stays out of the cache meanwhile.
-        gid = live.record.gid
-        self.cache.evict(gid)
         # Written only over the game it was decided on (a resignation too): a copy cached
         # here may be stale if another connection of the player moved through another
         # instance, and its version no longer matches the stored one.
         expect_ver = live.record.ver
-        record = live.record = decision.record
-        if move:
-            live.tail.append(move)
+        gid = live.record.gid
+        live = decision.after
+        record = live.record
         state = live.state(now)
         events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
         if record.kind is GameKind.RACE:
@@ -164,13 +159,15 @@ class Moves:
                 record, move, expect_ver, encode_events(events), decision.snapshot
             )
         except StoreUnavailable as exc:
+            self.cache.evict(gid)  # the move may or may not be stored: read it again next time
             log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
             raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
         if written is Written.MISSING:
             raise p.Refused(p.NOT_FOUND, "no such game")
         if written is not Written.APPLIED:
+            self.cache.evict(gid)  # the stored game moved on: this copy is behind it
             return None
-        self._stored(live, decision)
+        self._stored(live, move)
         if record.finished and record.kind is GameKind.DAILY and self.daily is not None:
             # Ranked before its final state goes out: whoever sees that state may ask for
             # the board next and must find the attempt on it.
@@ -181,11 +178,9 @@ class Moves:
             await self.races.close_if_due(record.race)
         return state
 
-    def _stored(self, live: LiveGame, decision: Applied) -> None:
+    def _stored(self, live: LiveGame, move: str) -> None:
         """The store has the move (or resignation): cache the game as it now is, count, log."""
-        record, move = live.record, decision.move
-        if decision.snapshot:
-            live.rebase()  # the store keeps this position: later undos replay from here
+        record = live.record
         self.cache.adopt(live)
         if move:
             self.metrics.moves_accepted.value += 1

@@ -187,17 +187,15 @@ def test_a_write_stores_every_field_that_the_move_changed(game, resign_at):
         now_us += 1000
         before = live.record.to_redis()
         if n == resign_at:
-            decision = decide_resign(live, now_us).record
+            applied = decide_resign(live, now_us)
         else:
             move = choose_move(live.game.view(), "easy", rnd)
             if move is None:
                 break
-            decision = decide_move(live, n, move, now_us)
-            assert isinstance(decision, Applied), decision
-            live.tail.append(move)
-            decision = decision.record
-        assert isinstance(decision, GameRecord)
-        live.record = decision
+            applied = decide_move(live, n, move, now_us)
+            assert isinstance(applied, Applied), applied
+        live = applied.after
+        decision = live.record
         after, written = decision.to_redis(), decision.written_fields()
         changed = {k: v for k, v in after.items() if before[k] != v}
         assert changed.items() <= written.items(), (n, changed, written)

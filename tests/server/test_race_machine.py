@@ -209,9 +209,9 @@ class RaceLife(RuleBasedStateMachine):
         assert open_ and in_time, "a move or resignation was taken after the game's end"
         assert isinstance(decision, Applied)
         assert decision.record.ver == rec.ver + 1
-        live.record = decision.record
-        if decision.move:
-            live.tail.append(decision.move)
+        assert live.record is rec, "the game decided on is left as it was"
+        live = decision.after
+        self.games[live.record.player] = live
         if live.record.finished:
             self._close_if_due()
 

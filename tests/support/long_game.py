@@ -60,10 +60,7 @@ async def grow(redis_url: str, namespace: str, gid: str, moves: list[str]) -> No
                 futures.append(
                     store.write_move(decision.record, move, live.record.ver, b"", decision.snapshot)
                 )
-                live.record = decision.record
-                live.tail.append(move)
-                if decision.snapshot:
-                    live.rebase()
+                live = decision.after
             # Submitted without a pause, so they form one batch, applied in order.
             outcomes = await asyncio.gather(*futures)
             assert all(o is Written.APPLIED for o in outcomes), outcomes[:3]
