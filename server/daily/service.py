@@ -18,12 +18,13 @@ import protocol as p
 from server.daily.deals import DailyDeal, DailyDeals
 from server.daily.seeds import DAY_MS, daily_seed, day_start_s, parse_date, utc_date
 from server.domain.changes import MUST_NOT_EXIST, GameChange, Written
-from server.domain.ids import daily_gid
+from server.domain.ids import daily_gid, parse_gid
 from server.domain.kinds import GameKind
 from server.domain.records import GameRecord
 from server.play.cache import LiveGames
 from server.play.cache import load as load_live
 from server.play.game_machine import dealt_fields, elapsed_ms, timed_out
+from server.play.optimistic import Optimistic, Plan, done
 from server.play.players import Who
 from server.store.boards import ALL_TIME, Board, Result
 from server.store.errors import STORE_ERRORS
@@ -60,6 +61,7 @@ class DailyService:
         self.secret = secret
         self.clock = clock
         self.games = games
+        self.runner = Optimistic(1)
 
     # ------------------------------------------------------------ days and seeds
 
@@ -232,22 +234,32 @@ class DailyService:
 
     async def _close_one(self, gid: str) -> GameRecord | None:
         store = self.store
-        record = await store.load_record(gid) if store.game_keys(gid) is not None else None
-        if record is None:
-            await store.unindex_open_attempt(gid)
-            return None
-        closed = timed_out(record, record.ends_at_ms)
-        if closed is not record:
-            status = await store.write_game(GameChange(closed, record.ver))
-            if status is not Written.APPLIED:
-                return None  # it moved meanwhile: the next pass looks again
-        await self.rank(closed)
-        if closed is record:
-            return None
-        log.info("daily attempt closed at the end of its day: player=%s game=%s date=%s",
-                 record.player, record.game, record.date)  # fmt: skip
-        await self._announce(closed)
-        return closed
+
+        async def attempt() -> Plan[GameRecord | None]:
+            record = await store.load_record(gid) if parse_gid(gid) is not None else None
+            if record is None:
+                await store.unindex_open_attempt(gid)
+                return done(None)
+            closed = timed_out(record, record.ends_at_ms)
+            if closed is record:  # finished before its day ended: ranked, nothing to write
+
+                async def rank() -> None:
+                    await self.rank(closed)
+
+                return Plan(rank)
+
+            async def close() -> GameRecord:
+                await self.rank(closed)
+                log.info("daily attempt closed at the end of its day: player=%s game=%s "
+                         "date=%s", record.player, record.game, record.date)  # fmt: skip
+                await self._announce(closed)
+                return closed
+
+            change = GameChange(closed, record.ver)
+            return Plan(close, lambda: store.write_game(change), missing=lambda: None)
+
+        # Tried once: an attempt that moved meanwhile is looked at again by the next pass.
+        return await self.runner.run(f"game {gid}", attempt, exhausted=lambda: None)
 
     async def _announce(self, record: GameRecord) -> None:
         """Send the closed attempt's final `state` to the player's connections, wherever they

@@ -17,6 +17,7 @@ from typing import Protocol
 import protocol as p
 from server.clock import Clock
 from server.domain.changes import Written
+from server.domain.ids import parse_gid
 from server.domain.kinds import GameKind
 from server.domain.records import GameRecord
 from server.metrics import Metrics
@@ -29,6 +30,7 @@ from server.play.game_machine import (
     decide_move,
     decide_resign,
 )
+from server.play.optimistic import Optimistic, Plan
 from server.play.players import Who
 from server.play.races import Races
 from server.store.errors import StoreUnavailable
@@ -37,7 +39,7 @@ from server.store.store import Store
 
 log = logging.getLogger(__name__)
 
-RETRIES = 4  # writes that find the stored game moved on before answering `unavailable`
+RETRIES = 4  # attempts on a game whose stored copy keeps moving on before `unavailable`
 
 Deliver = Callable[[list[Event]], None]
 
@@ -66,6 +68,7 @@ class Moves:
         self.metrics = metrics
         self.deliver = deliver
         self.rules = rules or GameRules()
+        self.runner = Optimistic(RETRIES)
         self.daily: DailyFinish | None = None
 
     # ------------------------------------------------------------ requests
@@ -94,27 +97,28 @@ class Moves:
     ) -> list[p.Message]:
         """A move (`n` given) or a resignation (`n` None) on one of `who`'s games: the
         replies (the game's new state). Raises Refused."""
-        if self.store.game_keys(gid) is None:
+        if parse_gid(gid) is None:
             raise p.Refused(p.NOT_FOUND, "no such game")
-        cache = self.cache
-        async with cache.lock(gid):
-            for _ in range(RETRIES):  # again only if the stored game moved on meanwhile
-                live = cache.peek(gid)
-                if live is None or (n is not None and n != live.n):
-                    # Not cached, or our copy may be behind (a move through another process).
-                    live = await cache.get(gid, fresh=True)
-                if live is None or live.record.player != who.player:
-                    raise p.Refused(p.NOT_FOUND, "no such game")
-                state = await self._try(who, live, re, n, move)
-                if state is not None:
-                    return [state]
-        raise p.Refused(p.UNAVAILABLE, "the game kept changing; resend")
+        async with self.cache.lock(gid):
+            # Again only if the stored game moved on meanwhile (the runner's STALE).
+            state = await self.runner.run(
+                f"game {gid}",
+                lambda: self._attempt(who, gid, re, n, move),
+                exhausted=_kept_changing,
+            )
+        return [state]
 
-    async def _try(
-        self, who: Who, live: LiveGame, re: int | None, n: int | None, move: str
-    ) -> p.State | None:
-        """One attempt: the state to answer with, or None when the stored game had moved
-        on (read it again and decide again)."""
+    async def _attempt(
+        self, who: Who, gid: str, re: int | None, n: int | None, move: str
+    ) -> Plan[p.State]:
+        """One attempt: load (from the cache when it can), decide, and the write to make."""
+        cache = self.cache
+        live = cache.peek(gid)
+        if live is None or (n is not None and n != live.n):
+            # Not cached, or our copy may be behind (a move through another process).
+            live = await cache.get(gid, fresh=True)
+        if live is None or live.record.player != who.player:
+            raise p.Refused(p.NOT_FOUND, "no such game")
         # A resent move from before the moves kept in memory is checked against the store.
         stored = (
             await self.store.move_at(live.record.gid, n)
@@ -138,45 +142,53 @@ class Moves:
             self.metrics.moves_rejected.labels(refused.code).inc()
             raise
         if isinstance(decision, Retransmission):
-            fresh = await self.cache.get(live.record.gid, fresh=True)
-            assert fresh is not None
-            return fresh.state(self.clock.now_ms(), re)
+            return Plan(lambda: self._again(gid, re))
         # Written only over the game it was decided on (a resignation too): a copy cached
         # here may be stale if another connection of the player moved through another
         # instance, and its version no longer matches the stored one.
         expect_ver = live.record.ver
-        gid = live.record.gid
-        live = decision.after
-        record = live.record
-        state = live.state(now)
+        after = decision.after
+        record = after.record
+        state = after.state(now)
         events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
         if record.kind is GameKind.RACE:
             races = self.races
             seats = races.known_seats(record.race) or await races.seats(record.race)
-            events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
-        try:
-            written = await self.store.write_move(
-                record, move, expect_ver, encode_events(events), decision.snapshot
-            )
-        except StoreUnavailable as exc:
-            self.cache.evict(gid)  # the move may or may not be stored: read it again next time
-            log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
-            raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
-        if written is Written.MISSING:
-            raise p.Refused(p.NOT_FOUND, "no such game")
-        if written is not Written.APPLIED:
-            self.cache.evict(gid)  # the stored game moved on: this copy is behind it
-            return None
-        self._stored(live, move)
-        if record.finished and record.kind is GameKind.DAILY and self.daily is not None:
-            # Ranked before its final state goes out: whoever sees that state may ask for
-            # the board next and must find the attempt on it.
-            await self.daily.finished(record)
-        state.re = re
-        self.deliver(events)
-        if record.finished and record.kind is GameKind.RACE:
-            await self.races.close_if_due(record.race)
-        return state
+            events.append(Event(to=seats, frames=[p.encode(after.progress(now))]))
+        payload = encode_events(events)
+
+        async def write() -> Written:
+            try:
+                written = await self.store.write_move(
+                    record, move, expect_ver, payload, decision.snapshot
+                )
+            except StoreUnavailable as exc:
+                cache.evict(gid)  # the move may or may not be stored: read it again next time
+                log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
+                raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
+            if written is Written.STALE:
+                cache.evict(gid)  # the stored game moved on: this copy is behind it
+            return written
+
+        async def stored() -> p.State:
+            self._stored(after, move)
+            if record.finished and record.kind is GameKind.DAILY and self.daily is not None:
+                # Ranked before its final state goes out: whoever sees that state may ask
+                # for the board next and must find the attempt on it.
+                await self.daily.finished(record)
+            state.re = re
+            self.deliver(events)
+            if record.finished and record.kind is GameKind.RACE:
+                await self.races.close_if_due(record.race)
+            return state
+
+        return Plan(stored, write, missing=_no_such_game)
+
+    async def _again(self, gid: str, re: int | None) -> p.State:
+        """The answer to a move applied before: the game's state as the store has it."""
+        fresh = await self.cache.get(gid, fresh=True)
+        assert fresh is not None
+        return fresh.state(self.clock.now_ms(), re)
 
     def _stored(self, live: LiveGame, move: str) -> None:
         """The store has the move (or resignation): cache the game as it now is, count, log."""
@@ -192,3 +204,11 @@ class Moves:
                 )  # fmt: skip
         else:
             log.info("game %s: player %s resigned", record.gid, record.player)
+
+
+def _no_such_game() -> p.State:
+    raise p.Refused(p.NOT_FOUND, "no such game")
+
+
+def _kept_changing() -> p.State:
+    raise p.Refused(p.UNAVAILABLE, "the game kept changing; resend")

@@ -36,6 +36,7 @@ from server.metrics import Metrics
 from server.play.cache import LiveGames
 from server.play.game_machine import LiveGame, dealt_fields, decide_undo
 from server.play.moves import Deliver, Moves
+from server.play.optimistic import Plan
 from server.play.players import Who
 from server.play.race_machine import new_seed
 from server.solver_pool import HINTS, OverShare, OwnerBusy, SolverBusy, SolverPool, position_of
@@ -105,7 +106,8 @@ class Practice:
 
     async def undo(self, who: Who, msg: p.Undo) -> list[p.Message]:
         gid = msg.gid
-        async with self.cache.lock(gid):
+
+        async def attempt() -> Plan[p.State]:
             live = await self._own(who, gid, "undo")
             if live.n and not live.tail:
                 # Cached right at a snapshot: load it from the one before its last move.
@@ -118,19 +120,31 @@ class Practice:
                 self.metrics.moves_replayed.labels("loop").inc(replayed)
             state = undone.state(self.clock.now_ms())
             events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
-            status = await self.store.write_game(
-                GameChange(undone.record, live.record.ver),
-                undo=True,
-                ttl_s=self.config.practice_ttl_s,
-                payload=encode_events(events),
+            change = GameChange(undone.record, live.record.ver)
+
+            async def write() -> Written:
+                written = await self.store.write_game(
+                    change, undo=True, ttl_s=self.config.practice_ttl_s,
+                    payload=encode_events(events),
+                )  # fmt: skip
+                if written is not Written.APPLIED:
+                    self.cache.evict(gid)
+                return written
+
+            async def undone_now() -> p.State:
+                self.cache.adopt(undone)
+                log.debug("practice game %s: move %d undone", gid, live.n)
+                state.re = msg.id
+                self.deliver(events)
+                return state
+
+            return Plan(undone_now, write, missing=_changed)
+
+        async with self.cache.lock(gid):
+            # Never tried again: the undo asked for is of the move the player last saw.
+            state = await self.moves.runner.run(
+                f"game {gid}", attempt, retries=1, exhausted=_changed
             )
-            if status is not Written.APPLIED:
-                self.cache.evict(gid)
-                raise p.Refused(p.UNAVAILABLE, "the game changed meanwhile; try again")
-            self.cache.adopt(undone)
-        log.debug("practice game %s: move %d undone", gid, live.n)
-        state.re = msg.id
-        self.deliver(events)
         return [state]
 
     async def hint(self, who: Who, msg: p.Hint) -> list[p.Message]:
@@ -167,3 +181,7 @@ class Practice:
             raise p.Refused(p.UNAVAILABLE, "the solver is busy; ask again shortly") from None
         log.debug("practice game %s: hint at move %d: %s (%s)", rec.gid, n, move, verdict)
         return [p.HintReply(re=msg.id, gid=rec.gid, n=n, move=move, verdict=verdict)]
+
+
+def _changed() -> p.State:
+    raise p.Refused(p.UNAVAILABLE, "the game changed meanwhile; try again")

@@ -22,6 +22,7 @@ from server.domain.records import RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.bot_seats import bot_seat, is_bot
 from server.play.cache import LiveGames
+from server.play.optimistic import Optimistic, Plan, answer, done
 from server.play.players import Who
 from server.play.race_machine import (
     RaceMachine,
@@ -37,7 +38,7 @@ from server.store.store import Store
 
 log = logging.getLogger(__name__)
 
-RETRIES = 8  # reads of a race that keeps changing under us before answering `unavailable`
+RETRIES = 8  # attempts on a race that keeps changing under us before answering `unavailable`
 
 Deliver = Callable[[list[Event]], None]
 
@@ -63,6 +64,7 @@ class Races:
         self.config = config
         self.rules = RaceRules.from_config(config)
         self.deliver = deliver
+        self.runner = Optimistic(RETRIES)
         self.bots: BotDriver | None = None
         # Seats of started races (they no longer change), and lobbies as this process last
         # wrote them: shortcuts that the store can always give again.
@@ -126,22 +128,23 @@ class Races:
         code = self._code(msg.race)
         # First as this process last wrote it, if it did: the store refuses a race that
         # changed since, and then it is read again.
-        race = self._last_lobby(code)
-        for _ in range(RETRIES):
-            race = race or await self.store.load_race(code)
+        guess = self._last_lobby(code)
+
+        async def attempt() -> Plan[tuple[RaceMachine, Transition]]:
+            nonlocal guess
+            race, guess = guess or await self.store.load_race(code), None
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
             step = machine.start(who.player, self.clock.now_ms(), who.uid)
-            assert step.change is not None
-            status = await self.store.start_race(step.change, machine.deadline_ms())
-            if status is Written.APPLIED:
-                break
-            if status is Written.MISSING:
-                raise not_found(code)
-            race = None
-        else:
-            raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
+            change = step.change
+            assert change is not None
+            return Plan(
+                lambda: answer((machine, step)),
+                lambda: self.store.start_race(change, machine.deadline_ms()),
+            )
+
+        machine, step = await self.runner.run(f"race {code}", attempt)
         players = machine.players()
         log.info("race %s started by player %s with %d seats", code, who.player, len(players))
         # The starter's first move needs neither its game nor the seats from the store.
@@ -159,34 +162,35 @@ class Races:
         first asker makes it, as its host, and every seat of the finished race hears of it;
         whoever asks after is seated in that same race, as by `join`."""
         code = self._code(msg.race)
-        for _ in range(RETRIES):
+
+        async def attempt() -> Plan[RaceMachine]:
             race = await self.store.load_race(code)
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
-            step = machine.rematch(who.player, new_code(self.rules.code_length))
-            if step.change is None:
-                break
-            status = await self.store.write_race(step.change)
-            if status is Written.APPLIED:
+            change = machine.rematch(who.player, new_code(self.rules.code_length)).change
+            if change is None:
+                return done(machine)
+
+            async def asked() -> RaceMachine:
                 log.info(
                     "race %s: player %s asks for a rematch: race %s",
                     code, who.player, machine.race.rematch,
                 )  # fmt: skip
-                break
-            if status is Written.MISSING:
-                raise not_found(code)
-        else:
-            raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
-        done = machine.race
+                return machine
+
+            return Plan(asked, lambda: self.store.write_race(change))
+
+        machine = await self.runner.run(f"race {code}", attempt)
+        done_race = machine.race
         # Made by whoever gets there first: the asker who decided it, or, should that one
         # be slow or have died before making it, the next asker (the store lets one through).
-        if await self.store.load_race(done.rematch) is None:
+        if await self.store.load_race(done_race.rematch) is None:
             replies = await self._make_rematch(who, machine)
             if replies is not None:
                 return replies
-        log.info("race %s: player %s goes to its rematch %s", code, who.player, done.rematch)
-        return await self.join(who, p.Join(race=done.rematch))
+        log.info("race %s: player %s goes to its rematch %s", code, who.player, done_race.rematch)
+        return await self.join(who, p.Join(race=done_race.rematch))
 
     async def _make_rematch(self, who: Who, done: RaceMachine) -> list[p.Message] | None:
         """Make the rematch that finished race `done` records, `who` its host, with bots
@@ -229,23 +233,23 @@ class Races:
     async def leave(self, code: str, player: str) -> None:
         """`player` has gone from every connection: they leave the race if it is still in
         its lobby (RaceMachine.leave), and the others hear the lobby as it then stands."""
-        for _ in range(RETRIES):
+
+        async def attempt() -> Plan[None]:
             race = await self.store.load_race(code)
             if race is None:
-                return
+                return done(None)
             machine = RaceMachine(race, self.rules)
             step = machine.leave(player)
-            if step.change is None:
+            change = step.change
+            if change is None:
                 if race.status == RaceStatus.LOBBY and player == race.host:
                     log.info(
                         "race %s: host %s left, no other player to hand it to: the lobby "
                         "waits for them", code, player,
                     )  # fmt: skip
-                return
-            status = await self.store.write_race(step.change)
-            if status is Written.MISSING:
-                return
-            if status is Written.APPLIED:
+                return done(None)
+
+            async def left() -> None:
                 new = machine.race
                 if new.host != race.host:
                     log.info(
@@ -256,8 +260,13 @@ class Races:
                     log.info("race %s: player %s left the lobby", code, player)
                 self._lobbies.pop(code)
                 self.deliver(step.events)
-                return
-        log.warning("race %s: player %s could not leave it (it kept changing)", code, player)
+
+            return Plan(left, lambda: self.store.write_race(change), missing=lambda: None)
+
+        def exhausted() -> None:
+            log.warning("race %s: player %s could not leave it (it kept changing)", code, player)
+
+        await self.runner.run(f"race {code}", attempt, exhausted=exhausted)
 
     # ------------------------------------------------------------ seats
 
@@ -278,25 +287,28 @@ class Races:
 
     async def close_if_due(self, code: str) -> bool:
         """Close the race if every seat has finished or its deadline has passed; True if
-        it is no longer running (closed now or before)."""
-        for _ in range(RETRIES):
+        it is no longer running (closed now or before). A seat's game or the race that
+        changed between the read and the write is read again."""
+
+        async def attempt() -> Plan[bool]:
             # Seats no longer change once a race runs: if this process knows them, the race
             # and its games are read in one round trip.
             known = self.known_seats(code)
             guess = [race_gid(code, player) for player in known or ()]
             race, loaded = await self.store.load_race_records(code, guess)
             if race is None or race.status != RaceStatus.RUNNING:
-                return True
+                return done(True)
             machine = RaceMachine(race, self.rules)
             if machine.gids() != guess:
                 loaded = await self.store.load_records(machine.gids())
             records = [r for r in loaded if r is not None]
             step = machine.close(records, self.clock.now_ms())
             if step is None:
-                return False
-            assert step.change is not None
-            status = await self.store.close_race(step.change, machine.deadline_ms())
-            if status is Written.APPLIED:
+                return done(False)
+            change = step.change
+            assert change is not None
+
+            async def closed() -> bool:
                 for gid in machine.gids():
                     self.cache.evict(gid)
                 result = step.replies[0]
@@ -309,9 +321,14 @@ class Races:
                 )
                 self.deliver(step.events)
                 return True
-            # A seat's game or the race changed between our read and the write: read again.
-        log.warning("race %s: could not close it (kept changing); will retry", code)
-        return False
+
+            return Plan(closed, lambda: self.store.close_race(change, machine.deadline_ms()))
+
+        def exhausted() -> bool:
+            log.warning("race %s: could not close it (kept changing); will retry", code)
+            return False
+
+        return await self.runner.run(f"race {code}", attempt, exhausted=exhausted)
 
     async def reap(self, full: bool) -> int:
         """One pass of the timer: close the races past their deadline, or (`full`) check
@@ -365,7 +382,7 @@ class Races:
         return code
 
     async def _join(self, code: str, seat: p.Seat, origin: str) -> tuple[Transition, RaceMachine]:
-        for _ in range(RETRIES):
+        async def attempt() -> Plan[tuple[Transition, RaceMachine]]:
             race = await self.store.load_race(code)
             if race is None:
                 raise not_found(code)
@@ -374,22 +391,24 @@ class Races:
                 # Back in a running race: it answers with where every seat stands.
                 records = await self.store.load_records(machine.gids())
                 games = [r for r in records if r is not None]
-                return machine.join(seat, origin, [], games, self.clock.now_ms()), machine
+                return done((machine.join(seat, origin, [], games, self.clock.now_ms()), machine))
             if machine.seated(seat.player) or race.status == RaceStatus.DONE:
-                return machine.join(seat, origin, []), machine
+                return done((machine.join(seat, origin, []), machine))
             instances: list[str] = []
             if not is_bot(seat.player):
                 gid = race_gid(code, seat.player)
                 instances = [self.store.instance, *await self.store.seat_player(seat.player, gid)]
             step = machine.join(seat, origin, instances)
-            assert step.change is not None
-            status = await self.store.write_race(step.change)
-            if status is Written.APPLIED:
+            change = step.change
+            assert change is not None
+
+            async def joined() -> tuple[Transition, RaceMachine]:
                 self.deliver(step.events)
                 return step, machine
-            if status is Written.MISSING:
-                raise not_found(code)
-        raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
+
+            return Plan(joined, lambda: self.store.write_race(change))
+
+        return await self.runner.run(f"race {code}", attempt)
 
     async def _seat_bots(
         self, race: RaceRecord, count: int, strength: str, origin: str
