@@ -300,6 +300,33 @@ class Game:
             code: [NAMES[c] for c in pile] for code, pile in zip(self.PILES, self._p, strict=True)
         }
 
+    def unseen(self) -> int:
+        """The cards this game has never shown face up, as a bit set (bit ``c`` for card ``c``).
+
+        A card leaves a face-down pile face up; in most games it never goes back, so the
+        cards never shown are those of the face-down piles. A game that turns shown cards
+        face down again (Doublets' redeal) says so by overriding this. Every seat of a race
+        plays the same deal, so a card one game has shown is the same card in the same
+        place of every other's deal: what spectators may see (server/play/) is decided
+        from these sets.
+
+        >>> import engine
+        >>> game = engine.new_game("hopscotch", 1)
+        >>> bin(game.unseen()).count("1"), game.unseen() >> 45 & 1  # 48 in the stock; QD (45)
+        (48, 1)
+        >>> game.play("deal")  # QD is dealt face up
+        >>> bin(game.unseen()).count("1"), game.unseen() >> 45 & 1
+        (47, 0)
+        >>> engine.new_game("bakers_game", 1).unseen()  # nothing face down
+        0
+        """
+        mask = 0
+        p = self._p
+        for _, i in self._HIDDEN_AT:
+            for c in p[i]:
+                mask |= 1 << c
+        return mask
+
     def view(self) -> dict[str, Any]:
         """The public view: plain dicts, lists, strings, ints and bools; hidden piles as counts.
 
@@ -365,12 +392,20 @@ class Game:
         for row in cls.RENDER_ROWS:
             if len(row) == 1:
                 code = row[0]
-                shown = f"{hidden[code]} face down" if code in hidden else _cards(piles[code])
+                shown = _cards(piles[code]) if code in piles else ""
+                if code in hidden:
+                    face_down = f"{hidden[code]} face down"
+                    shown = f"{shown} (+{face_down})" if shown else face_down
                 lines.append(f"{code}: {shown}")
                 continue
             cells = []
             for code in row:
-                if code in hidden:
+                if code in hidden and code in piles:
+                    # A spectator's board: the cards it may see, and a count of the others.
+                    pile = piles[code]
+                    top = pile[-1] if pile else "--"
+                    cells.append(f"{code}: {top} (+{hidden[code]} face down)")
+                elif code in hidden:
                     cells.append(f"{code}: {hidden[code]} face down")
                 else:
                     pile = piles[code]

@@ -21,6 +21,7 @@ from server.domain.kinds import GameKind
 from server.domain.outcome import RESIGNED, TIMED_OUT, Outcome
 from server.domain.records import GameRecord
 from server.play import snapshots
+from server.store.events import SeatSeen
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,23 @@ class LiveGame:
             finished=rec.finished,
             elapsed_ms=elapsed_ms(rec, now_ms),
         )
+
+
+def seat_seen(live: LiveGame, view: msgspec.Raw, now_ms: int) -> SeatSeen:
+    """A race seat's board for its race's spectators (server/play/spectator_boards.py):
+    `view`, its public view as encoded for its own `state`, and the cards never shown."""
+    rec = live.record
+    return SeatSeen(
+        player=rec.player,
+        n=live.n,
+        view=view,
+        score=rec.score,
+        won=rec.won,
+        over=rec.over,
+        finished=rec.finished,
+        elapsed_ms=elapsed_ms(rec, now_ms),
+        unseen=live.game.unseen(),
+    )
 
 
 def progress(rec: GameRecord, now_ms: int) -> p.Progress:

@@ -29,12 +29,13 @@ from server.play.game_machine import (
     TimeUp,
     decide_move,
     decide_resign,
+    seat_seen,
 )
 from server.play.optimistic import Optimistic, Plan
 from server.play.players import Who
 from server.play.races import Races
 from server.store.errors import StoreUnavailable
-from server.store.events import Event, encode_events
+from server.store.events import Event, ForSpectators, encode_events
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -154,7 +155,11 @@ class Moves:
         if record.kind is GameKind.RACE:
             races = self.races
             seats = races.known_seats(record.race) or await races.seats(record.race)
-            events.append(Event(to=seats, frames=[p.encode(after.progress(now))]))
+            # The race's spectators hear the progress too, and the seat's board, which is
+            # decided fair where they are (server/play/spectator_boards.py).
+            board = ForSpectators(record.race, boards=[seat_seen(after, state.view, now)])
+            frames = [p.encode(after.progress(now))]
+            events.append(Event(to=seats, frames=frames, spectators=board))
         payload = encode_events(events)
 
         async def write() -> Written:

@@ -34,9 +34,10 @@ from server.domain.ids import race_gid
 from server.domain.kinds import GameKind
 from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.play.bot_seats import is_bot
-from server.play.game_machine import LiveGame, dealt_fields, progress, timed_out
+from server.play.game_machine import LiveGame, dealt_fields, progress, seat_seen, timed_out
 from server.play.ranking import rank_key, ranked
-from server.store.events import Event, encode_events
+from server.play.spectator_boards import SpectatorBoards
+from server.store.events import Event, ForSpectators, SeatSeen, encode_events
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,7 @@ class RaceMachine:
             spectators=race.spectators,
         )
         lobby = machine.lobby()
-        events = [Event(to=[host.player], frames=[p.encode(lobby)], skip=origin)]
+        events = [machine._lobby_event(lobby, [host.player], origin)]
         change = RaceChange(
             race=race,
             expect_ver=MUST_NOT_EXIST,
@@ -248,7 +249,7 @@ class RaceMachine:
         joined = replace(race, seats=[*race.seats, seat], ver=expect + 1)
         self.race = joined
         lobby = self.lobby()
-        events = [Event(to=joined.players(), frames=[p.encode(lobby)], skip=origin)]
+        events = [self._lobby_event(lobby, joined.players(), origin)]
         change = RaceChange(
             race=joined,
             expect_ver=expect,
@@ -262,23 +263,19 @@ class RaceMachine:
 
     def may_watch(self, player: str | None) -> None:
         """Refuses (`no_spectators`) unless `player` may watch the race (None: a visitor of
-        its page). Its creator decides whether anyone may; its own seats never do until it
-        is done: every seat plays the same deal, so the others' boards show cards that are
-        still face down in one's own game."""
+        its page): its creator decides whether anyone may. Its own seats may too: while it
+        runs, spectators see no card that a seat still playing has not seen in its own
+        game (server/play/spectator_boards.py), so a seat learns nothing of its deal."""
         race = self.race
         if not race.spectators:
             raise p.Refused(p.NO_SPECTATORS, f"race {race.code} does not take spectators")
-        if player is not None and self.seated(player) and race.status != RaceStatus.DONE:
-            raise p.Refused(
-                p.NO_SPECTATORS,
-                f"you play in race {race.code}: seats do not watch it (join it to play)",
-            )
 
     def watch(self, player: str | None, boards: list[LiveGame], now_ms: int) -> list[p.Message]:
         """What a spectator is first sent: the race as it stands, as a seat that never left
         has heard it (its lobby; once it runs its `start`, and every seat's board and
         `progress` from `boards`, the seats' games as read at `now_ms`; once it is done, its
-        result), and only that: each board is its player's own public view. Refused as
+        result), and only that: each board is its player's own public view, less (while
+        the race runs) every card a seat still playing has not seen. Refused as
         `may_watch` says."""
         self.may_watch(player)
         race = self.race
@@ -288,12 +285,30 @@ class RaceMachine:
         replies.append(self.start_message())
         by_player = {live.record.player: live for live in boards}
         seats = [by_player[s.player] for s in race.seats if s.player in by_player]
-        replies += [live.board(now_ms) for live in seats]
+        if race.status == RaceStatus.RUNNING:
+            fair = SpectatorBoards()
+            fair.seats(self.players())
+            replies += fair.boards(race.code, self.seen(seats, now_ms))
+        else:
+            replies += [live.board(now_ms) for live in seats]
         replies += [live.progress(now_ms) for live in seats]
         result = race.stored_result()
         if result is not None:
             replies.append(result)
         return replies
+
+    @staticmethod
+    def seen(boards: list[LiveGame], now_ms: int) -> list[SeatSeen]:
+        """The seats' boards as their spectators' boards are decided from them."""
+        return [
+            seat_seen(live, msgspec.Raw(p.encode_value(live.game.view())), now_ms)
+            for live in boards
+        ]
+
+    def _lobby_event(self, lobby: p.Lobby, to: list[str], skip: str = "") -> Event:
+        """The lobby for `to`, and for the race's spectators (with its seats)."""
+        seen = ForSpectators(self.code, seats=self.players())
+        return Event(to=to, frames=[p.encode(lobby)], skip=skip, spectators=seen)
 
     def leave(self, player: str) -> Transition:
         """`player` has gone (no connection left) while the race waits in its lobby: their
@@ -317,7 +332,7 @@ class RaceMachine:
             **{**race.__dict__, "seats": staying, "host": host, "ver": expect + 1}
         )
         lobby = self.lobby()
-        events = [Event(to=self.players(), frames=[p.encode(lobby)])]
+        events = [self._lobby_event(lobby, self.players())]
         change = RaceChange(
             race=self.race,
             expect_ver=expect,
@@ -358,6 +373,10 @@ class RaceMachine:
             Event(to=[pl], frames=[start_frame, p.encode(st)], skip=origin)
             for pl, st in states.items()
         ]
+        # Its spectators hear the start once, with every seat's board as dealt.
+        boards = [seat_seen(live, states[live.record.player].view, now_ms) for live in seats]
+        seen = ForSpectators(race.code, seats=self.players(), boards=boards)
+        events.append(Event(to=[], frames=[start_frame], spectators=seen))
         change = RaceChange(
             race=started,
             expect_ver=expect,
@@ -388,7 +407,13 @@ class RaceMachine:
             ver=expect + 1,
             result_json=msgspec.json.encode(result).decode(),
         )
-        events = [Event(to=self.players(), frames=[p.encode(result)])]
+        events = [
+            Event(
+                to=self.players(),
+                frames=[p.encode(result)],
+                spectators=ForSpectators(race.code, over=True),
+            )
+        ]
         change = RaceChange(
             race=self.race,
             expect_ver=expect,

@@ -1,12 +1,12 @@
 """Watching races: the `watch` request, and the race as its page shows it.
 
-A spectator is a greeted connection that asks `watch {race}`: never seated, it cannot act
-on the race (its seats' games are not its own). The race machine decides whether it may
-(the race takes spectators, and the asker is not one of its seats) and what it is first
-sent: the race as it stands, every seat's board as its own player sees it. From then on
-the connection is followed by the edge (server/edge/watchers.py), which turns the events
-this process delivers to the race's seats into the spectators' messages, so the move path
-does nothing for spectators. The race's page (/race/CODE) shows the same, read afresh.
+A spectator is a greeted connection that asks `watch {race}`: it cannot act on the race
+(its seats' games are not its own, and a seat watching its own race acts as a seat). The
+race machine decides whether it may (the race takes spectators) and what it is first
+sent: the race as it stands, every seat's board less the cards a seat still playing has
+not seen (server/play/spectator_boards.py). From then on the connection is followed by
+the edge (server/edge/watchers.py), which passes on what the race's events carry for its
+spectators. The race's page (/race/CODE) shows the same, read afresh.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from server.play.cache import LiveGames
 from server.play.game_machine import LiveGame
 from server.play.players import Who
 from server.play.race_machine import RaceMachine, RaceRules, normalise_code, not_found
+from server.store.events import SeatSeen
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,9 @@ class Following(Protocol):
 
     def unwatch(self, who: Who, code: str) -> None: ...
 
-    def seated(self, code: str, seats: list[str]) -> None: ...
+    def seated(self, code: str, seats: list[str], seen: list[SeatSeen]) -> None:
+        """Race `code`'s seats are `seats`, and their games as `seen` says."""
+        ...
 
 
 @dataclass
@@ -52,6 +55,10 @@ class Look:
 
     def replies(self, player: str | None, rules: RaceRules) -> list[p.Message]:
         return RaceMachine(self.race, rules).watch(player, self.boards, self.now_ms)
+
+    def seen(self) -> list[SeatSeen]:
+        """The seats' games, as spectators' boards are decided from them."""
+        return RaceMachine.seen(self.boards, self.now_ms)
 
 
 class Spectating:
@@ -96,7 +103,7 @@ class Spectating:
         if look.race.status == RaceStatus.DONE:  # it ended meanwhile: its result is here
             self.following.unwatch(who, code)
         else:
-            self.following.seated(code, look.race.players())
+            self.following.seated(code, look.race.players(), look.seen())
         log.info(
             "race %s (%s): player %s watches it", code, look.race.status, who.player
         )  # fmt: skip

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 from daily_browser import ensure_chromium, rendered_page, screenshot
+from support.fairness import SeatHistory, allowed, fair_view
 from support.server_proc import ServerFactory
 from support.ws_client import Client
 
@@ -60,7 +61,8 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         assert 'http-equiv="refresh"' in html and "<pre>" not in html
         await bob.request({"t": "join", "race": code})
         await ann.request({"t": "start", "race": code})
-        games = {c.player: engine.new_game(GAME, SEED) for c in (ann, bob)}
+        histories = {c.player: SeatHistory.deal(GAME, SEED) for c in (ann, bob)}
+        games = {pl: h.game for pl, h in histories.items()}
         gids = {c.player: (await c.next("state", race=code))["gid"] for c in (ann, bob)}
         for c, count in ((ann, 4), (bob, 1)):
             game = games[c.player]
@@ -68,7 +70,7 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
                 m = sorted(game.legal_moves())[0]
                 reply = await c.request({"t": "move", "gid": gids[c.player], "n": n, "m": m})
                 assert reply["t"] == "state"
-                game.play(m)
+                histories[c.player].play(m)
 
         status, headers, html = http_get(page)
         assert status == 200
@@ -81,8 +83,13 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         assert seen.headings == [f"Quatorze · race {code}"]
         assert HOSTILE in seen.text and "Running · 2 players" in seen.text
         # One board per seat in seat order, each the engine's drawing of the seat's own
-        # public view: its face-down stock is a count, none of its cards named.
-        assert seen.pre == [engine.render_text(games[c.player].view()) for c in (ann, bob)]
+        # public view less the cards the other seat had not seen (both still play): its
+        # face-down stock is a count, none of its cards named.
+        cards = allowed(list(histories.values()))
+        assert seen.pre == [
+            engine.render_text(fair_view(games[c.player].view(), cards)) for c in (ann, bob)
+        ]
+        assert cards is not None and card_names("".join(seen.pre)) <= cards
         for board, c in zip(seen.pre, (ann, bob), strict=True):
             game = games[c.player]
             hidden = {card for pile in game.HIDDEN for card in game.piles[pile]}
@@ -116,6 +123,8 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         assert status == 200 and "refresh" not in html
         seen = rendered_page(chromium, page)
         assert [row[:2] for row in seen.rows] == [["1", "ann"], ["2", HOSTILE]]
+        # Over: every board in full, nothing held back any more.
+        assert seen.pre == [engine.render_text(games[c.player].view()) for c in (ann, bob)]
         assert "Finished" in seen.text and str(SEED) not in html
     finally:
         await ann.close()

@@ -21,8 +21,10 @@ import hypothesis.strategies as st
 import msgspec
 from hypothesis import event, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from support.fairness import fair_view, shown
 
 import protocol as p
+from engine.cards import NAMES
 from engine.solve.bot import choose_move
 from server.domain.changes import MUST_NOT_EXIST
 from server.domain.records import RaceStatus
@@ -226,9 +228,9 @@ class RaceLife(RuleBasedStateMachine):
             replies = m.watch(who, boards, self.now)
         except p.Refused as refused:
             assert refused.code == p.NO_SPECTATORS
-            assert not m.race.spectators or (who in before[1] and status != RaceStatus.DONE)
+            assert not m.race.spectators
             return
-        assert m.race.spectators and (who not in before[1] or status == RaceStatus.DONE)
+        assert m.race.spectators  # anyone may watch, its own seats too
         assert (m.race.ver, m.players()) == before, "watching changed the race"
         lobby, *rest = replies
         assert isinstance(lobby, p.Lobby) and [s.player for s in lobby.players] == m.players()
@@ -240,12 +242,22 @@ class RaceLife(RuleBasedStateMachine):
         assert isinstance(start, p.Start) and start.starts_at_ms == m.race.starts_at_ms
         got, progress = rest[: len(seats)], rest[len(seats) : 2 * len(seats)]
         assert [b.player for b in got] == seats and [g.player for g in progress] == seats
+        # While it runs, no card that a seat still playing has not seen (engine's unseen,
+        # itself checked against whole histories in tests/engine/test_engine_unseen.py).
+        withheld = 0
+        if status == RaceStatus.RUNNING:
+            for live in self.games.values():
+                if not live.record.finished:
+                    withheld |= live.game.unseen()
         for board in got:
             assert isinstance(board, p.SeatBoard)
             live = self.games[board.player]
             view = msgspec.msgpack.decode(board.view)
-            # Exactly the seat's own public view: every face-down card stays face down.
-            assert view == live.game.view() and board.n == live.n
+            # The seat's own public view, less the cards withheld (counted face down), and
+            # in full once the race is over; every face-down card stays face down.
+            may_show = {name for c, name in enumerate(NAMES) if not withheld >> c & 1}
+            assert view == fair_view(live.game.view(), may_show) and board.n == live.n
+            assert shown(view) <= may_show
             hidden = {c for code in live.game.HIDDEN for c in live.game.piles[code]}
             assert not hidden & set(msgspec.json.encode(view).decode().split('"'))
         assert rest[2 * len(seats) :] == (self.results if status == RaceStatus.DONE else [])
