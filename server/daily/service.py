@@ -145,12 +145,21 @@ class DailyService:
         ends_at_ms = int(day_start_s(date) * 1000) + DAY_MS
         (record,) = await self.store.load_records([gid])
         if record is not None:
-            status = "finished" if record.finished else "in_progress"
-            return p.DailyStatus(game=game, date=day, status=status, ends_at_ms=ends_at_ms, gid=gid)
+            return p.DailyStatus(
+                game=game,
+                date=day,
+                status="finished" if record.finished else "in_progress",
+                ends_at_ms=ends_at_ms,
+                gid=gid,
+            )
         # The attempt's record outlives its day by finished_race_ttl_s; its board row for good.
         played = await self.boards.has_entry(game, day, player)
-        status = "finished" if played else "not_started"
-        return p.DailyStatus(game=game, date=day, status=status, ends_at_ms=ends_at_ms)
+        return p.DailyStatus(
+            game=game,
+            date=day,
+            status="finished" if played else "not_started",
+            ends_at_ms=ends_at_ms,
+        )
 
     def result_of(self, record: GameRecord, new: bool = False) -> Result:
         end = record.finished_at_ms or record.ends_at_ms

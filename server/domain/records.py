@@ -78,7 +78,7 @@ class GameRecord:
         out.update(self.changing_fields())
         return out
 
-    def evolve(self, **changes: Any) -> GameRecord:
+    def evolve(self, **changes: object) -> GameRecord:
         """A copy with some fields changed (dataclasses.replace, without its checks)."""
         new = object.__new__(GameRecord)
         new.__dict__.update(self.__dict__, **changes)

@@ -10,8 +10,7 @@ from typing import Protocol
 from server.config import DEFAULT
 from server.edge.watchers import Watchers
 from server.play.players import Who
-from server.store.bus import Event
-from server.store.events import SeatSeen
+from server.store.events import Event, SeatSeen
 
 log = logging.getLogger(__name__)
 

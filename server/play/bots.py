@@ -24,8 +24,8 @@ import contextlib
 import logging
 import random
 import secrets
-from typing import Any
 
+import engine
 import protocol as p
 from engine.solve import bot as policy
 from server import solver_pool
@@ -180,7 +180,7 @@ class BotRunner:
                 plan.pop(0)
                 plan_n = n + 1
 
-    async def _line(self, race: RaceRecord, game: Any) -> list[str]:
+    async def _line(self, race: RaceRecord, game: engine.Game) -> list[str]:
         """A solver line from the bot's position (empty if the solver is busy)."""
         try:
             _verdict, found = await self.solver.run(

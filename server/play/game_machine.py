@@ -10,7 +10,7 @@ the end of its time does to its record, and which moves store a snapshot of the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypedDict
 
 import msgspec
 
@@ -64,7 +64,18 @@ def time_up(rec: GameRecord, now_ms: int) -> bool:
     return bool(rec.ends_at_ms) and now_ms >= rec.ends_at_ms
 
 
-def dealt_fields(game: Any, now_ms: int) -> dict[str, Any]:
+class Dealt(TypedDict):
+    """The record fields of a game just dealt (GameRecord's own names)."""
+
+    started_at_ms: int
+    score: int
+    moves: int
+    outcome: Outcome | None
+    finished_at_ms: int
+    finished_at_us: int
+
+
+def dealt_fields(game: engine.Game, now_ms: int) -> Dealt:
     """The record fields of a game dealt at `now_ms`: the deal's own score and move count
     (Doublets starts at 1); a deal that leaves no move is over, and so finished."""
     outcome = Outcome.of_position(bool(game.won), bool(game.over))
@@ -97,10 +108,10 @@ class LiveGame:
     """
 
     record: GameRecord
-    game: Any  # engine.Game
+    game: engine.Game
     tail: list[str] = field(default_factory=list)
     base: int = 0
-    base_game: Any = None
+    base_game: engine.Game | None = None
 
     @classmethod
     def replay(cls, record: GameRecord, move_list: list[str]) -> LiveGame:
@@ -112,7 +123,7 @@ class LiveGame:
         """The number of moves in the game's list."""
         return self.base + len(self.tail)
 
-    def start(self) -> Any:
+    def start(self) -> engine.Game:
         """A copy of the position after `base` moves."""
         if self.base_game is None:
             return snapshots.deal(self.record)
@@ -217,7 +228,7 @@ class Applied(NamedTuple):
         return self.after.record
 
 
-def _after(rec: GameRecord, game: Any, end_ms: int, end_us: int, n: int) -> GameRecord:
+def _after(rec: GameRecord, game: engine.Game, end_ms: int, end_us: int, n: int) -> GameRecord:
     """The record of a game whose position is now `game` (after `n` moves), at the next
     version: a game over has finished at `end_ms` (`end_us`)."""
     outcome = Outcome.of_position(bool(game.won), bool(game.over))

@@ -175,7 +175,7 @@ class Moves:
                 cache.evict(gid)  # the stored game moved on: this copy is behind it
             return written
 
-        async def stored() -> p.State:
+        async def answered() -> p.State:
             self._stored(after, move)
             if record.finished and record.kind is GameKind.DAILY and self.daily is not None:
                 # Ranked before its final state goes out: whoever sees that state may ask
@@ -187,7 +187,7 @@ class Moves:
                 await self.races.close_if_due(record.race)
             return state
 
-        return Plan(stored, write, missing=_no_such_game)
+        return Plan(answered, write, missing=_no_such_game)
 
     async def _again(self, gid: str, re: int | None) -> p.State:
         """The answer to a move applied before: the game's state as the store has it."""

@@ -203,7 +203,9 @@ class GroupCommit:
     def _moves_call(self, writes: list[Write]) -> list[Any]:
         """The EVALSHA command of the MOVES script for `writes`."""
         keys: list[str] = []
-        heads = []
+        heads: list[
+            tuple[int, str, int, dict[str, str]] | tuple[int, str, int, dict[str, str], str]
+        ] = []
         for w in writes:
             keys += w.keys
             if w.snapshot:

@@ -216,14 +216,16 @@ class Store:
         await pipe.execute()
 
     async def player_for_token(self, token: str) -> str | None:
-        return await self.redis.get(self.keys.token(hash_token(token)))
+        player: str | None = await self.redis.get(self.keys.token(hash_token(token)))
+        return player
 
     async def rename_player(self, player: str, name: str, folded: str) -> None:
         mapping = {"name": name, "folded": folded}
         await self.redis.hset(self.keys.player_meta(player), mapping=mapping)
 
     async def player_name(self, player: str) -> str | None:
-        return await self.redis.hget(self.keys.player_meta(player), "name")
+        name: str | None = await self.redis.hget(self.keys.player_meta(player), "name")
+        return name
 
     async def player_name_and_ttl(self, player: str) -> tuple[str | None, int]:
         """The player's name and its meta's PTTL (-1: kept for good; see create_player)."""
@@ -436,7 +438,8 @@ class Store:
         """Entry `n` of a game's move list (None if there is none)."""
         keys = self.game_keys(gid)
         assert keys is not None
-        return await self.redis.lindex(keys.moves, n)
+        move: str | None = await self.redis.lindex(keys.moves, n)
+        return move
 
     async def add_snapshots(self, gid: str, ver: int, snaps: Sequence[tuple[int, str]]) -> Written:
         """Store snapshots made from the moves of the game at version `ver`, each in place
