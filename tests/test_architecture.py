@@ -72,6 +72,8 @@ THIRD_PARTY: dict[str, tuple[str, ...]] = {
 # layout or reaches for a store's `keys` (the logic asks the store in domain terms).
 KEY_LAYOUT = "server.store.keys"
 KEY_BUILDERS = ("server.store", "server.store.*")
+# A store's attributes that hand out keys.
+KEY_ATTRIBUTES = frozenset({"keys", "game_keys"})
 
 # Packages that may not import each other at all (importer -> packages it may not import).
 FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -322,7 +324,7 @@ def key_building(graph: Graph, root: Path = ROOT) -> list[str]:
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Attribute)
-                and node.attr == "keys"
+                and node.attr in KEY_ATTRIBUTES
                 and _names_a_store(node.value)
             ):
                 where = f"{path.relative_to(root)}:{node.lineno}"
@@ -424,6 +426,7 @@ def test_key_building_outside_the_store_is_caught(tmp_path: Path) -> None:
             "def f(self, store):\n"
             "    a = self.store.keys.race_interest('X')\n"
             "    keys = store.keys\n"
+            "    k = self.store.game_keys('r.X.y')\n"
             "    return self.keys, self._store.keys\n"
         ),
         "server/play/clean.py": "from server.store import store\n",
@@ -439,4 +442,5 @@ def test_key_building_outside_the_store_is_caught(tmp_path: Path) -> None:
         "server/play/races.py:2",
         "server/play/races.py:3",
         "server/play/races.py:4",
+        "server/play/races.py:5",
     ], found

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import engine
 import protocol as p
 from server.daily.deals import DailyDeal, DailyDeals
-from server.daily.seeds import DAY_MS, daily_seed, day_start_s, parse_date, utc_date
+from server.daily.seeds import DAY_MS, DaySeeds, day_start_s, parse_date, utc_date
 from server.domain.changes import MUST_NOT_EXIST, GameChange, Written
 from server.domain.ids import daily_gid, parse_gid
 from server.domain.kinds import GameKind
@@ -47,7 +47,7 @@ class DailyService:
     def __init__(
         self,
         store: Store,
-        secret: bytes,
+        seeds: DaySeeds | bytes,
         clock: Callable[[], float],
         games: tuple[str, ...],
         metrics: Metrics | None = None,
@@ -58,7 +58,7 @@ class DailyService:
         self.metrics = metrics
         self.boards = store.boards
         self.stats = store.stats
-        self.secret = secret
+        self.seeds = seeds if isinstance(seeds, DaySeeds) else DaySeeds(seeds)
         self.clock = clock
         self.games = games
         self.runner = Optimistic(1)
@@ -70,7 +70,7 @@ class DailyService:
 
     def seed(self, game: str, date: dt.date) -> int:
         """The day's HMAC seed: the first candidate for its deal (server/daily/deals.py)."""
-        return daily_seed(self.secret, date, game)
+        return self.seeds.seed(game, date)
 
     async def deal(self, game: str, date: dt.date) -> DailyDeal:
         """The deal everyone plays that day: proven winnable, found ahead of time."""

@@ -29,12 +29,15 @@ def practice_gid(game: str, nonce: str, player: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class GameId:
-    """A well-formed game id taken apart: its kind, its player and, for a race seat, the
-    race's code."""
+    """A well-formed game id taken apart: its kind, its player, a race seat's race code, a
+    daily attempt's date (as written: not checked as a date) and a daily or practice
+    game's game."""
 
     kind: GameKind
     player: str
     race: str = ""
+    date: str = ""
+    game: str = ""
 
 
 def parse_gid(gid: str) -> GameId | None:
@@ -44,6 +47,8 @@ def parse_gid(gid: str) -> GameId | None:
     parts = gid.split(".")
     if len(parts) == 3 and parts[0] == "r" and all(parts[1:]):
         return GameId(GameKind.RACE, parts[2], parts[1])
-    if len(parts) == 4 and parts[0] in ("d", "p") and all(parts[1:]):
-        return GameId(GameKind.DAILY if parts[0] == "d" else GameKind.PRACTICE, parts[3])
+    if len(parts) == 4 and parts[0] == "d" and all(parts[1:]):
+        return GameId(GameKind.DAILY, parts[3], date=parts[1], game=parts[2])
+    if len(parts) == 4 and parts[0] == "p" and all(parts[1:]):
+        return GameId(GameKind.PRACTICE, parts[3], game=parts[1])
     return None

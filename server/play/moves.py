@@ -60,6 +60,7 @@ class Moves:
         clock: Clock,
         metrics: Metrics,
         deliver: Deliver,
+        daily: DailyFinish | None = None,
         rules: GameRules | None = None,
     ) -> None:
         self.store = store
@@ -70,7 +71,7 @@ class Moves:
         self.deliver = deliver
         self.rules = rules or GameRules()
         self.runner = Optimistic(RETRIES)
-        self.daily: DailyFinish | None = None
+        self.daily = daily
 
     # ------------------------------------------------------------ requests
 
@@ -86,7 +87,7 @@ class Moves:
 
     async def own_game(self, who: Who, gid: str) -> LiveGame:
         """The asker's game `gid`, fresh from the store; Refused if there is none."""
-        live = await self.cache.get(gid, fresh=True) if self.store.game_keys(gid) else None
+        live = await self.cache.get(gid, fresh=True) if parse_gid(gid) else None
         if live is None or live.record.player != who.player:
             raise p.Refused(p.NOT_FOUND, "no such game")
         return live

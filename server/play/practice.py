@@ -29,7 +29,7 @@ from server import solver_pool
 from server.clock import Clock
 from server.config import Config
 from server.domain.changes import MUST_NOT_EXIST, GameChange, Written
-from server.domain.ids import practice_gid
+from server.domain.ids import parse_gid, practice_gid
 from server.domain.kinds import GameKind
 from server.domain.records import GameRecord
 from server.metrics import Metrics
@@ -87,9 +87,7 @@ class Practice:
         await self.store.write_game(change, index_games=True, ttl_s=ttl)
         # The player's other practice games get the same time to live (a move list is made
         # by the first move, without one).
-        older = [
-            g for g in await self.store.player_games(who.player) if g != gid and g.startswith("p.")
-        ]
+        older = [g for g in await self.store.player_games(who.player) if g != gid and _practice(g)]
         await self.store.expire_games(older, ttl)
         log.info("practice game %s: player %s, %s seed %d", gid, who.player, msg.game, seed)
         live = await self.cache.get(gid, fresh=True)
@@ -185,3 +183,8 @@ class Practice:
 
 def _changed() -> p.State:
     raise p.Refused(p.UNAVAILABLE, "the game changed meanwhile; try again")
+
+
+def _practice(gid: str) -> bool:
+    parsed = parse_gid(gid)
+    return parsed is not None and parsed.kind is GameKind.PRACTICE

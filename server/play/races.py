@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Protocol
 
 import protocol as p
 from server.clock import Clock
@@ -20,6 +19,7 @@ from server.domain.changes import Written
 from server.domain.ids import race_gid
 from server.domain.records import RaceRecord, RaceStatus
 from server.lru import LRU
+from server.play.bot_races import StartedBotRaces
 from server.play.bot_seats import bot_seat, is_bot
 from server.play.cache import LiveGames
 from server.play.optimistic import Optimistic, Plan, answer, done
@@ -43,12 +43,6 @@ RETRIES = 8  # attempts on a race that keeps changing under us before answering 
 Deliver = Callable[[list[Event]], None]
 
 
-class BotDriver(Protocol):
-    """What races need of the bots (server/play/bots.py's BotRunner)."""
-
-    async def race_started(self, code: str) -> None: ...
-
-
 class Races:
     def __init__(
         self,
@@ -57,6 +51,7 @@ class Races:
         clock: Clock,
         config: Config,
         deliver: Deliver,
+        bot_races: StartedBotRaces,
     ) -> None:
         self.store = store
         self.cache = cache
@@ -65,7 +60,7 @@ class Races:
         self.rules = RaceRules.from_config(config)
         self.deliver = deliver
         self.runner = Optimistic(RETRIES)
-        self.bots: BotDriver | None = None
+        self.bot_races = bot_races
         # Seats of started races (they no longer change), and lobbies as this process last
         # wrote them: shortcuts that the store can always give again.
         self._seats: LRU[str, list[str]] = LRU(config.race_memo_size)
@@ -153,8 +148,14 @@ class Races:
         self.deliver(step.events)
         if step.dealt[0].record.over:  # a deal with no move at all: over at once
             await self.close_if_due(code)
-        if self.bots is not None and any(is_bot(pl) for pl in players):
-            await self.bots.race_started(code)
+        if any(is_bot(pl) for pl in players):
+            # Indexed before the reply, so that any instance drives them should this one
+            # die; the bot runner here takes them at once.
+            cfg = self.config
+            if await self.store.index_bot_race(
+                code, cfg.untimed_race_max_s + cfg.finished_race_ttl_s
+            ):
+                self.bot_races.started(code)
         return step.replies
 
     async def rematch(self, who: Who, msg: p.Rematch) -> list[p.Message]:

@@ -31,7 +31,7 @@ import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.daily.seeds import parse_date, utc_date
-from server.domain.ids import race_gid
+from server.domain.ids import parse_gid, race_gid
 from server.domain.kinds import GameKind
 from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.lru import LRU
@@ -81,18 +81,13 @@ def parse_ref(text: str) -> tuple[str | None, str | None, int | None]:
     return None, race, int(seat)
 
 
-def daily_day(gid: str) -> dt.date | None:
-    """The day of a daily attempt's gid `d.DATE.GAME.PID` (None if it names none)."""
-    parts = gid.split(".")
-    if len(parts) != 4 or parts[0] != "d":
-        return None
-    return parse_date(parts[1])
-
-
 def refuse_early(gid: str, today: dt.date) -> None:
     """What the gid alone decides: a daily of a day not over is refused, existing or not."""
-    if gid.startswith("d."):
-        day = daily_day(gid)
+    parsed = parse_gid(gid)
+    if parsed is None:
+        raise p.Refused(p.NOT_FOUND, NO_GAME)
+    if parsed.kind is GameKind.DAILY:
+        day = parse_date(parsed.date)
         if day is None:
             raise p.Refused(p.NOT_FOUND, NO_GAME)
         if day >= today:
@@ -233,10 +228,11 @@ class Replays:
                 raise not_found(code)
             gid = seat_of(race, seat or 0)
         refuse_early(gid, today)
-        if self.store.game_keys(gid) is None:
+        parsed = parse_gid(gid)
+        if parsed is None:
             raise p.Refused(p.NOT_FOUND, NO_GAME)
-        if race is None and gid.startswith("r."):
-            race = await self.store.load_race(gid.split(".")[1])
+        if race is None and parsed.kind is GameKind.RACE:
+            race = await self.store.load_race(parsed.race)
             if race is None:
                 raise p.Refused(p.NOT_FOUND, NO_GAME)
             if race.status != RaceStatus.DONE:

@@ -143,8 +143,9 @@ class Store:
 
     # ------------------------------------------------------------ server config
 
-    async def secret(self, proposed: str | None) -> str:
-        """The configured secret, else the one kept in the store (made on first start)."""
+    async def secret_or_new(self, proposed: str | None) -> str:
+        """The configured secret, else the one kept in the store, made and kept on the
+        first start (of any instance: every instance then reads the same)."""
         if proposed:
             return proposed
         key = self.keys.server_config()
@@ -332,7 +333,7 @@ class Store:
 
     # ------------------------------------------------------------ connections
 
-    async def connected(self, player: str, connection: str, ttl_s: int) -> None:
+    async def add_connection(self, player: str, connection: str, ttl_s: int) -> None:
         """Note an open connection of the player's on this instance (kept `ttl_s` after the
         player's last one opened, so that entries a dead instance left behind go too)."""
         key = self.keys.player_connections(player)
@@ -341,7 +342,7 @@ class Store:
         pipe.expire(key, ttl_s)
         await pipe.execute()
 
-    async def disconnected(self, player: str, connections: Sequence[str]) -> None:
+    async def remove_connections(self, player: str, connections: Sequence[str]) -> None:
         if connections:
             await self.redis.hdel(self.keys.player_connections(player), *connections)
 
