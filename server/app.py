@@ -21,6 +21,7 @@ from server.edge.admission import Admission, NewPlayers
 from server.edge.connection import InboxConnection, Limits, Listen, serve_connections
 from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
+from server.edge.webclient import WebClient
 from server.edge.hub import Hub
 from server.edge.session import Session, SessionContext
 from server.edge.watchers import Watchers
@@ -153,6 +154,8 @@ class App:
             daily=self.daily,
             replays=self.replays,
             races=self.spectating,
+            web=WebClient(),
+            allowed_origins=cfg.allowed_origins,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
