@@ -40,6 +40,7 @@ export class Connection {
     this.ids = 1;
     this.pending = new Map(); // id -> {message, resolve, reject, resend}
     this.ws = null;
+    this.greetedWs = null; // the socket whose welcome came: only its messages are handled
     this.online = false;
     this.welcomed = false;
     this.attempt = 0;
@@ -88,7 +89,7 @@ export class Connection {
       return; // not a message: nothing to do with it
     }
     if (!message || typeof message !== "object") return;
-    if (!this.welcomed || ws !== this.ws) {
+    if (ws !== this.greetedWs) {
       this.greeted(ws, message);
       return;
     }
@@ -120,8 +121,10 @@ export class Connection {
       return;
     }
     if (message.t !== "welcome") return;
+    if (ws !== this.ws) return; // an old socket's late words
     const again = this.welcomed;
     this.welcomed = true;
+    this.greetedWs = ws;
     this.online = true;
     this.attempt = 0;
     store.token = message.token;
