@@ -21,10 +21,10 @@ from server.edge.admission import Admission, NewPlayers
 from server.edge.connection import InboxConnection, Limits, Listen, serve_connections
 from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
-from server.edge.webclient import WebClient
 from server.edge.hub import Hub
 from server.edge.session import Session, SessionContext
 from server.edge.watchers import Watchers
+from server.edge.webclient import WebClient
 from server.metrics import Metrics
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames

@@ -34,12 +34,15 @@ export function pileName(code) {
 // The pile a move names: Baker's Game's foundations are all "f" in a move.
 const moveCode = (game, code) => (game === "bakers_game" && code[0] === "f" ? "f" : code);
 
+// The corner (rank and suit) shows even where a fanned pile overlaps the card.
 function cardFace(card) {
   return [
-    el("span", { class: "rank", "aria-hidden": "true", text: rankGlyph(card) }),
-    el("span", { class: "suit", "aria-hidden": "true", text: suitGlyph(card) }),
+    el("span", { class: "corner", "aria-hidden": "true", text: `${rankGlyph(card)}${suitGlyph(card)}` }),
+    el("span", { class: "pip", "aria-hidden": "true", text: suitGlyph(card) }),
   ];
 }
+
+const EMPTY_HINTS = { fC: "♣", fD: "♦", fH: "♥", fS: "♠" };
 
 export class Board {
   constructor(root, { onMove, interactive = true }) {
@@ -242,7 +245,7 @@ export class Board {
     const cards = view.piles[code] || [];
     const shown = fanned ? cards : cards.slice(-1);
     if (!shown.length) {
-      const attrs = { class: "card empty", "aria-label": `${pileName(code)}, empty` };
+      const attrs = { class: "card empty", "aria-label": `${pileName(code)}, empty`, "data-hint": EMPTY_HINTS[code] };
       node.append(interactive ? el("button", { type: "button", ...attrs }) : el("span", { role: "img", ...attrs }));
     }
     shown.forEach((card, i) => {

@@ -7,6 +7,7 @@ import { Board } from "./board.js";
 import { exportCode, importCode } from "./account.js";
 import { shareText } from "./share.js";
 
+const EXAMPLES = { quatorze: "e.g. c0-c20", doublets: "e.g. r3-f, deal", bakers_game: "e.g. t3-r0, t1-f", hopscotch: "e.g. w-f0, r1-f2, deal" };
 const CURRENT_KEY = "solitaire-race.current"; // the game this tab shows, kept over a reload
 
 const app = {
@@ -462,6 +463,7 @@ function renderGame() {
   const max = g.view.max_score !== undefined ? g.view.max_score : "?";
   $("#game-score").textContent = `score ${g.score}/${max} · moves ${g.view.moves}`;
   app.board.show(g.view, g.legal, playable() && app.conn.online !== undefined);
+  $("#move-input").placeholder = EXAMPLES[g.game] || "";
   const practice = g.kind === "practice";
   $("#hint-button").hidden = !practice;
   $("#undo-button").hidden = !practice;
@@ -597,7 +599,10 @@ async function dailyFinished(state) {
 async function practice(event) {
   event.preventDefault();
   try {
-    startGame(await app.conn.request({ t: "practice", game: $("#practice-game").value }));
+    const message = { t: "practice", game: $("#practice-game").value };
+    const seed = Number($("#practice-seed").value);
+    if (Number.isInteger(seed) && seed > 0) message.seed = seed;
+    startGame(await app.conn.request(message));
   } catch (err) {
     notice(errorText(err), true);
   }

@@ -43,8 +43,8 @@ from websockets.http11 import Request, Response
 import engine
 import protocol as p
 from server.edge import pages
-from server.edge.pages import replay as replay_page
 from server.edge.origin import origin_allowed
+from server.edge.pages import replay as replay_page
 from server.edge.pages.race import render_race
 from server.edge.webclient import WebClient
 from server.metrics import Metrics
@@ -119,7 +119,9 @@ class HttpRoutes:
             origin = headers.get("Origin")
             if origin_allowed(origin, headers.get("Host"), self.allowed_origins):
                 return None
-            log.info("WebSocket handshake from origin %r refused", origin[:200] if origin else origin)
+            log.info(
+                "WebSocket handshake from origin %r refused", origin[:200] if origin else origin
+            )
             response = text(403, "this server does not take WebSocket connections from that page")
             self.metrics.http_requests.labels("403").inc()
             return response

@@ -42,7 +42,7 @@ def with_legal(message: p.Message) -> p.Message:
 
 def frame_with_legal(frame: bytes) -> bytes:
     """An encoded event with `legal` added if it is a state; any other frame as it is."""
-    if _STATE_TAG not in frame[:4 + len(_STATE_TAG)]:
+    if _STATE_TAG not in frame[: 4 + len(_STATE_TAG)]:
         return frame
     state = _state.decode(frame)
     return p.encode(msgspec.structs.replace(state, legal=legal_moves(state)))

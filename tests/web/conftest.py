@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from support.debian import debian_tool
+from web_player import DESKTOP
 
 FLAGS = [
     "--headless",
@@ -20,8 +21,6 @@ FLAGS = [
     "--disable-sync",
     "--disable-dev-shm-usage",
 ]
-PHONE = {"width": 360, "height": 740}
-DESKTOP = {"width": 1280, "height": 900}
 
 
 @pytest.fixture(scope="module")

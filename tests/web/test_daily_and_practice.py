@@ -14,10 +14,9 @@ from typing import Any
 import pytest
 from support.server_proc import ServerProcess
 from support.ws_client import Client
-from web_player import WebPlayer
+from web_player import PHONE, WebPlayer
 
 from client_cli.share import share_text
-from conftest import PHONE
 from protocol import Entry
 
 
@@ -53,18 +52,24 @@ def test_the_daily_asks_first_then_ends_with_its_share_text(
     ann.button("Deal it now").click()
     page.locator("#board .card").first.wait_for()
     assert "daily" in (page.locator("#game-title").text_content() or "")
-    scores = {0: int(re.search(r"score (\d+)", page.locator("#game-score").text_content()).group(1))}
+    scores = {
+        0: int(re.search(r"score (\d+)", page.locator("#game-score").text_content()).group(1))
+    }
     for n in (1, 2):
         ann.type_move(ann.legal()[0])
         ann.wait_moves(n)
-        scores[n] = int(re.search(r"score (\d+)", page.locator("#game-score").text_content()).group(1))
+        scores[n] = int(
+            re.search(r"score (\d+)", page.locator("#game-score").text_content()).group(1)
+        )
     ann.button("Resign").click()
     share = page.get_by_role("region", name="Share your result")
     share.wait_for()
     text = page.locator("#share-text").text_content()
     assert off_loop(_daily_status(server.ws_url, token, "quatorze")) == "finished"
 
-    date = re.search(r"daily (\d{4}-\d\d-\d\d)", page.locator("#game-title").text_content()).group(1)
+    date = re.search(r"daily (\d{4}-\d\d-\d\d)", page.locator("#game-title").text_content()).group(
+        1
+    )
     board = off_loop(_board(server.ws_url, token, date))
     mine = Entry(**{k: v for k, v in board["me"].items() if k in Entry.__struct_fields__})
     assert text == share_text("quatorze", date, mine, board["total"], scores)
@@ -131,12 +136,18 @@ def test_every_board_fits_a_phone(
         box = card.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
         name = card.get_attribute("aria-label") or ""
-        assert re.fullmatch(r"(ace|[2-9]|10|jack|queen|king) of \w+|.*face-down cards?|.*, empty", name), name
+        assert re.fullmatch(
+            r"(ace|[2-9]|10|jack|queen|king) of \w+|.*face-down cards?|.*, empty", name
+        ), name
     # A tap move on the phone (tap the card, then where it goes).
     legal = player.legal()
     if any("-" in m for m in legal):
         src, dst = next(m for m in legal if "-" in m).split("-")
-        dst = f"f{player.pile(src).locator('.card').last.get_attribute('data-card')[1]}" if dst == "f" and game == "bakers_game" else dst
+        dst = (
+            f"f{player.pile(src).locator('.card').last.get_attribute('data-card')[1]}"
+            if dst == "f" and game == "bakers_game"
+            else dst
+        )
         before = player.moves_count()
         player.top_card(src).tap()
         player.pile(dst).get_by_role("button").tap()

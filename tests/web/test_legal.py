@@ -14,7 +14,9 @@ GAME = "quatorze"
 SEED = 424_242
 
 
-async def test_legal_comes_with_every_state_of_a_connection_that_asks(server: ServerProcess) -> None:
+async def test_legal_comes_with_every_state_of_a_connection_that_asks(
+    server: ServerProcess,
+) -> None:
     web = await Client.connect(server.ws_url)
     plain = await Client.connect(server.ws_url)
     try:

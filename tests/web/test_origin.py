@@ -37,7 +37,9 @@ async def test_foreign_pages_are_refused_and_the_own_origin_allowed(servers: Ser
 
 
 async def test_allowed_origins_setting(servers: ServerFactory) -> None:
-    server = servers.start(args=["--allowed-origins", "https://play.example.org,http://a.test:8080/"])
+    server = servers.start(
+        args=["--allowed-origins", "https://play.example.org,http://a.test:8080/"]
+    )
     assert await _status(server.ws_url, "https://play.example.org") == 101
     assert await _status(server.ws_url, "https://PLAY.example.org:443") == 101
     assert await _status(server.ws_url, "http://a.test:8080") == 101
@@ -57,7 +59,7 @@ async def test_the_terminal_clients_websocket_library_sends_no_origin() -> None:
 
     listener = await asyncio.start_server(handle, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
-    with pytest.raises(Exception):  # noqa: B017, PT011 - the listener answers nothing
+    with pytest.raises(Exception):  # noqa: B017 - the listener answers nothing
         async with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=5):
             pass
     listener.close()

@@ -11,9 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from support.server_proc import ServerProcess
-from web_player import WebPlayer
-
-from conftest import PHONE
+from web_player import PHONE, WebPlayer
 
 HOSTILE = "<img src=x onerror=f()>"  # 23 characters: names are at most 24
 
@@ -65,7 +63,9 @@ def test_two_browsers_and_a_terminal_race_quatorze_to_a_result(
     targets_of_a = {m.split("-")[1] if m.startswith(a + "-") else m.split("-")[0]
                     for m in first_legal if a in m.split("-")}  # fmt: skip
     ann.top_card(a).click()
-    highlighted = {n.get_attribute("data-pile") for n in ann.page.locator("#board .pile.target").all()}
+    highlighted = {
+        n.get_attribute("data-pile") for n in ann.page.locator("#board .pile.target").all()
+    }
     assert highlighted == targets_of_a
     ann.top_card(b).click()
     ann.wait_moves(1)

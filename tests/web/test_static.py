@@ -78,7 +78,10 @@ def test_the_page_and_its_files_have_their_types_and_revalidate(server: ServerPr
         assert "Content-Encoding" not in headers
         status, zipped_headers, zipped = get(base + asset, {"Accept-Encoding": "gzip, br"})
         assert zipped_headers["Content-Encoding"] == "gzip" and gzip.decompress(zipped) == body
-        assert zipped_headers["ETag"] == headers["ETag"] and zipped_headers["Vary"] == "Accept-Encoding"
+        assert (
+            zipped_headers["ETag"] == headers["ETag"]
+            and zipped_headers["Vary"] == "Accept-Encoding"
+        )
         assert get(base + asset, {"Accept-Encoding": "gzip;q=0"})[1].get("Content-Encoding") is None
         assert get(base + asset, {"If-None-Match": headers["ETag"]})[0] == 304
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+PHONE = {"width": 360, "height": 740}
+DESKTOP = {"width": 1280, "height": 900}
 CARD = re.compile(r"^(ace|[2-9]|10|jack|queen|king) of (clubs|diamonds|hearts|spades)$")
 
 
