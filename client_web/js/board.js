@@ -102,10 +102,6 @@ export class Board {
   select(code) {
     this.selected = code;
     this.render();
-    if (code) {
-      const focus = this.root.querySelector(`[data-pile="${code}"] button`);
-      if (focus && document.activeElement !== focus) focus.focus({ preventScroll: true });
-    }
   }
 
   activate(code) {
@@ -200,34 +196,68 @@ export class Board {
     this.drag = null;
   }
 
+  // The piles in table order: [code or null for a gap, fanned].
+  slots(layout) {
+    if (layout.grid) {
+      const out = [];
+      for (let row = 0; row < 5; row++) {
+        for (let col = 0; col < 5; col++) out.push([`c${row * 5 + col}`, false]);
+        out.push([row === 0 ? "s" : null, false]);
+      }
+      return out;
+    }
+    return layout.rows.flat().map((code) => [code, layout.fan.includes(code)]);
+  }
+
+  // Only the piles whose cards changed are built again; selection and highlights are
+  // classes, so a pick keeps the focused button (and costs no rebuild).
   render() {
     const view = this.view;
     if (!view) return;
     const layout = LAYOUTS[view.game];
-    const targets = this.selected ? this.targets(this.selected) : new Set();
-    const grid = el("div", { class: `table ${view.game}`, style: { "--cols": String(layout.cols) } });
-    if (layout.grid) {
-      for (let row = 0; row < 5; row++) {
-        for (let col = 0; col < 5; col++) grid.append(this.pileNode(`c${row * 5 + col}`, targets, false));
-        grid.append(row === 0 ? this.pileNode("s", targets, false) : el("div", { class: "gap" }));
-      }
-    } else {
-      for (const row of layout.rows) {
-        for (const code of row) {
-          grid.append(code ? this.pileNode(code, targets, layout.fan.includes(code)) : el("div", { class: "gap" }));
+    const interactive = this.interactive && this.playable;
+    if (!this.grid || this.gridGame !== view.game || !this.root.contains(this.grid)) {
+      this.grid = el("div", { class: `table ${view.game}`, style: { "--cols": String(layout.cols) } });
+      this.gridGame = view.game;
+      this.nodes = new Map();
+      this.sigs = new Map();
+      for (const [code, fanned] of this.slots(layout)) {
+        const node = code ? this.pileNode(code, fanned) : el("div", { class: "gap" });
+        if (code) {
+          this.nodes.set(code, node);
+          this.sigs.set(code, JSON.stringify([(view.piles || {})[code], (view.hidden || {})[code], interactive]));
         }
+        this.grid.append(node);
+      }
+      clear(this.root, this.grid);
+    }
+    const piles = view.piles || {};
+    const hidden = view.hidden || {};
+    for (const [code, fanned] of this.slots(layout)) {
+      if (!code) continue;
+      const sig = JSON.stringify([piles[code], hidden[code], interactive]);
+      if (this.sigs.get(code) !== sig) {
+        const node = this.pileNode(code, fanned);
+        this.nodes.get(code).replaceWith(node);
+        this.nodes.set(code, node);
+        this.sigs.set(code, sig);
       }
     }
-    clear(this.root, grid);
+    const targets = this.selected ? this.targets(this.selected) : new Set();
+    for (const [code, node] of this.nodes) {
+      const selected = this.selected === code;
+      node.classList.toggle("selected", selected);
+      node.classList.toggle("target", targets.has(code));
+      const top = node.querySelector("button.card.face");
+      if (top) top.setAttribute("aria-pressed", selected ? "true" : "false");
+    }
   }
 
-  pileNode(code, targets, fanned) {
+  pileNode(code, fanned) {
     const view = this.view;
     const interactive = this.interactive && this.playable;
     const classes = ["pile"];
     if (fanned) classes.push("fan");
-    if (this.selected === code) classes.push("selected");
-    if (targets.has(code)) classes.push("target");
     const node = el("div", { class: classes.join(" "), "data-pile": code, role: "group", "aria-label": pileName(code) });
     const hidden = (view.hidden || {})[code];
     if (hidden !== undefined) {
@@ -258,7 +288,7 @@ export class Board {
       };
       node.append(
         top && interactive
-          ? el("button", { type: "button", "aria-pressed": this.selected === code ? "true" : "false", ...attrs }, cardFace(card))
+          ? el("button", { type: "button", ...attrs }, cardFace(card))
           : el("span", { role: "img", ...attrs }, cardFace(card)),
       );
     });
