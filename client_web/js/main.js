@@ -462,7 +462,7 @@ function renderGame() {
   $("#game-title").textContent = heading;
   const max = g.view.max_score !== undefined ? g.view.max_score : "?";
   $("#game-score").textContent = `score ${g.score}/${max} · moves ${g.view.moves}`;
-  app.board.show(g.view, g.legal, playable() && app.conn.online !== undefined);
+  app.board.show(g.view, g.legal, playable());
   $("#move-input").placeholder = EXAMPLES[g.game] || "";
   const practice = g.kind === "practice";
   $("#hint-button").hidden = !practice;

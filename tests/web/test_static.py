@@ -110,3 +110,21 @@ def test_all_javascript_and_css_of_the_page_fit_the_budget() -> None:
     assert "/play/vendor/msgpack.min.js" in assets and "/play/js/board.js" in assets
     total = sum((WEB / a.removeprefix("/play/")).stat().st_size for a in assets)
     assert total < BUDGET_BYTES, f"{total} bytes of JS and CSS"
+
+
+def test_pip_install_brings_every_file_of_the_page() -> None:
+    """Each file of client_web/ is named by the package data that pyproject.toml ships."""
+    import fnmatch
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    setuptools = project["tool"]["setuptools"]
+    assert "client_web" in setuptools["packages"]["find"]["include"]
+    globs = setuptools["package-data"]["client_web"]
+    for path in WEB.rglob("*"):
+        if path.is_dir() or path.suffix == ".py" or "__pycache__" in path.parts:
+            continue
+        name = str(path.relative_to(WEB))
+        assert any(fnmatch.fnmatch(name, g) and name.count("/") == g.count("/") for g in globs), (
+            name
+        )
