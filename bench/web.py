@@ -14,7 +14,8 @@ Prints:
 - a click move to the board redrawn with the server's acknowledgement: `--moves` moves of a
   Baker's Game practice deal, each two clicks in the page (the card, then the pile) timed in
   the page itself from the first click until the move count shown has gone up (the reply's
-  state drawn), p50 and p99; beside it the terminal client's move round trip
+  state is in the page's DOM, board included; the paint that follows, at the display's next
+  frame, is not counted), p50 and p99; beside it the terminal client's move round trip
   (client_cli.connection.Connection: request to reply, the same kind of moves on a deal of
   its own) in the same run, its moves alternating with the browser's so that the machine's
   load weighs on both alike, and the ratio of the two (target: the browser within 1.5x).
