@@ -18,7 +18,9 @@ Prints:
   frame, is not counted), p50 and p99; beside it the terminal client's move round trip
   (client_cli.connection.Connection: request to reply, the same kind of moves on a deal of
   its own) in the same run, its moves alternating with the browser's so that the machine's
-  load weighs on both alike, and the ratio of the two (target: the browser within 1.5x).
+  load weighs on both alike, and the ratio of the two (target: the browser within 1.5x);
+- where the difference goes: a bare round trip of each client (a request that writes
+  nothing, nothing drawn), the browser's from a socket of the page's own.
 
 The server runs on the embedded store in a temporary directory (or REDIS_URL if set), with
 the per-connection rate limit lifted so that neither client waits for it.
@@ -79,6 +81,31 @@ async ([src, dst]) => {
   return await done;
 }
 """
+
+
+# The page's bare WebSocket round trip: a request that writes nothing (an all-time board of
+# one row), on a socket of its own, nothing drawn; resolves with the milliseconds of each.
+BARE_ROUND_TRIPS = """
+async (n) => {
+  const { encode, decode } = globalThis.MessagePack;
+  const ws = new WebSocket(`ws://${location.host}/ws`);
+  ws.binaryType = "arraybuffer";
+  await new Promise((resolve) => (ws.onopen = resolve));
+  let answer;
+  ws.onmessage = (e) => answer(decode(new Uint8Array(e.data)));
+  const ask = (m) => new Promise((resolve) => { answer = resolve; ws.send(encode(m)); });
+  await ask({ t: "hello", v: 1, name: "bare" + Math.random().toString(36).slice(2, 8), id: 0 });
+  const out = [];
+  for (let i = 1; i <= n; i++) {
+    const t0 = performance.now();
+    await ask({ t: "leaderboard", game: "quatorze", date: "all", limit: 1, id: i });
+    out.push(performance.now() - t0);
+  }
+  ws.close();
+  return out;
+}
+"""
+BOARD = p.Leaderboard(game="quatorze", date="all", limit=1)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -154,6 +181,14 @@ class Terminal:
     def move(self) -> float:
         return float(self.call(self._move()))
 
+    async def _bare(self) -> float:
+        t0 = time.perf_counter()
+        await self.conn.request(BOARD)
+        return (time.perf_counter() - t0) * 1000
+
+    def bare(self) -> float:
+        return float(self.call(self._bare()))
+
     def close(self) -> None:
         self.call(self.conn.close())
         self.loop.call_soon_threadsafe(self.loop.stop)
@@ -204,9 +239,11 @@ def figures(base: str, ws_url: str, moves: int, loads: int) -> tuple[list[float]
                 card = page.locator(f'#board [data-pile="{src}"] .card').last
                 dst = "f" + (card.get_attribute("data-card") or "??")[1]
             clicks.append(page.evaluate(CLICK_MOVE, [src, dst]))
+        bare_page = page.evaluate(BARE_ROUND_TRIPS, moves)
+        bare_terminal = [terminal.bare() for _ in range(moves)]
         terminal.close()
         browser.close()
-    return first_board, clicks, round_trips
+    return first_board, clicks, round_trips, bare_page, bare_terminal
 
 
 def main() -> None:
@@ -223,7 +260,7 @@ def main() -> None:
         ).start()
         try:
             raw, zipped, assets = page_weight(server.http_url)
-            first_board, clicks, terminal = figures(
+            first_board, clicks, terminal, bare_page, bare_terminal = figures(
                 server.http_url, server.ws_url, args.moves, args.loads
             )
         finally:
@@ -241,6 +278,10 @@ def main() -> None:
     print(f"terminal client's move round trip ({len(terminal)} moves, baseline): "
           f"p50 {t50:.2f} ms, p99 {t99:.2f} ms")  # fmt: skip
     print(f"ratio browser / terminal: p50 {b50 / t50:.2f}x, p99 {b99 / t99:.2f}x (target <= 1.5x)")
+    w50, c50 = statistics.median(bare_page), statistics.median(bare_terminal)
+    print(f"where it goes: a bare WebSocket round trip (a request that writes nothing, nothing "
+          f"drawn): the page's p50 {w50:.2f} ms, the terminal client's p50 {c50:.2f} ms; "
+          f"the browser's own transport adds {w50 - c50:.2f} ms to every round trip")  # fmt: skip
 
 
 if __name__ == "__main__":

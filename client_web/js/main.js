@@ -461,7 +461,8 @@ function renderGame() {
   if (g.finished) heading += g.won ? " · won" : " · finished";
   $("#game-title").textContent = heading;
   const max = g.view.max_score !== undefined ? g.view.max_score : "?";
-  $("#game-score").textContent = `score ${g.score}/${max} · moves ${g.view.moves}`;
+  const redeals = g.view.redeals_left !== undefined ? ` · redeals left ${g.view.redeals_left}` : "";
+  $("#game-score").textContent = `score ${g.score}/${max}${redeals} · moves ${g.view.moves}`;
   app.board.show(g.view, g.legal, playable());
   $("#move-input").placeholder = EXAMPLES[g.game] || "";
   const practice = g.kind === "practice";
@@ -624,7 +625,7 @@ async function leaderboard(game, date) {
           "tr",
           { class: board.me && e.player === board.me.player ? "me" : undefined },
           el("td", { text: String(e.rank) }),
-          el("td", { text: e.name }),
+          el("td", {}, e.name, e.new ? el("span", { class: "badge", title: "a player made on this day", text: "new" }) : null),
           el("td", { text: String(e.score) }),
           el("td", { text: String(e.moves) }),
           el("td", { text: board.date === "all" ? `${e.days_won || 0} days won` : clock(e.time_ms) }),
