@@ -96,7 +96,12 @@ def _accepts_gzip(accept: str | None) -> bool:
         coding, _, params = part.strip().partition(";")
         if coding.strip().lower() in ("gzip", "*"):
             q = params.strip().lower()
-            return not (q.startswith("q=") and float(q[2:] or 0) == 0)
+            if not q.startswith("q="):
+                return True
+            try:
+                return float(q[2:]) > 0
+            except ValueError:
+                return False  # a malformed weight: send it plain
     return False
 
 
