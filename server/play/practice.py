@@ -84,7 +84,8 @@ class Practice:
         )
         ttl = self.config.practice_ttl_s
         change = GameChange(record, MUST_NOT_EXIST, all_fields=True)
-        await self.store.write_game(change, index_games=True, ttl_s=ttl)
+        if await self.store.write_game(change, index_games=True, ttl_s=ttl) is Written.APPLIED:
+            await self.store.keep_player(who.player)  # a player who starts a game is kept
         # The player's other practice games get the same time to live (a move list is made
         # by the first move, without one).
         older = [g for g in await self.store.player_games(who.player) if g != gid and _practice(g)]

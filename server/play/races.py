@@ -353,7 +353,7 @@ class Races:
         """Store the new race that `make` decides under `code` (given the instances where
         its host `who` is connected, this one first); None if the code is taken."""
         gid = race_gid(code, who.player)
-        instances = await self.store.seat_player(who.player, gid)
+        instances = await self._seat(who.player, gid)
         machine, step = make(code)
         assert step.change is not None
         events = self._route(step, who.uid, [self.store.instance, *instances])
@@ -378,6 +378,14 @@ class Races:
             step.replies[-1] = RaceMachine(race, self.rules).lobby()
         self._remember_lobby(race)
         return step.replies
+
+    async def _seat(self, player: str, gid: str) -> list[str]:
+        """List a seat's game among the player's games (the store, before the seat is
+        written); a player who starts a game is kept (their keys no longer expire). The
+        other instances where they are connected."""
+        listed = await self.store.seat_player(player, gid)
+        await self.store.keep_player(player, listed.meta_ttl_ms)
+        return listed.instances
 
     def _route(
         self, step: Transition, asker: str = "", instances: Sequence[str] = ()
@@ -413,7 +421,7 @@ class Races:
             instances: list[str] = []
             if not is_bot(seat.player):
                 gid = race_gid(code, seat.player)
-                instances = [self.store.instance, *await self.store.seat_player(seat.player, gid)]
+                instances = [self.store.instance, *await self._seat(seat.player, gid)]
             step = machine.join(seat)
             events = self._route(step, origin, instances)
             change = step.change
