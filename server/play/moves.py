@@ -69,7 +69,6 @@ class Moves:
         self.races = races
         self.clock = clock
         self.metrics = metrics
-        self.deliver = deliver
         self.rules = rules or GameRules()
         self.runner = Optimistic(RETRIES)
         self.daily = daily
@@ -185,7 +184,7 @@ class Moves:
                 # for the board next and must find the attempt on it.
                 await self.daily.finished(record)
             state.re = re
-            self.deliver(events)
+            self.applier.deliver(events)
             if record.finished and record.kind is GameKind.RACE:
                 await self.races.close_if_due(record.race)
             return state

@@ -66,7 +66,7 @@ class Practice:
         self.solver = solver
         self.clock = clock
         self.config = config
-        self.deliver = deliver
+        self.applier = Applier(deliver)
         self.metrics = metrics
 
     async def practice(self, who: Who, msg: p.Practice) -> list[p.Message]:
@@ -134,7 +134,7 @@ class Practice:
                 self.cache.adopt(undone)
                 log.debug("practice game %s: move %d undone", gid, live.n)
                 state.re = msg.id
-                self.deliver(events)
+                self.applier.deliver(events)
                 return state
 
             return Plan(undone_now, write, missing=_changed)

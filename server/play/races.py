@@ -59,7 +59,6 @@ class Races:
         self.clock = clock
         self.config = config
         self.rules = RaceRules.from_config(config)
-        self.deliver = deliver
         self.applier = Applier(deliver)
         self.runner = Optimistic(RETRIES)
         self.bot_races = bot_races
@@ -146,7 +145,7 @@ class Races:
         # The starter's first move needs neither its game nor the seats from the store.
         self.cache.adopt(next(live for live in step.dealt if live.record.player == who.player))
         self._seats.put(code, players)
-        self.deliver(events)
+        self.applier.deliver(events)
         if step.dealt[0].record.over:  # a deal with no move at all: over at once
             await self.close_if_due(code)
         if any(is_bot(pl) for pl in players):
@@ -219,7 +218,7 @@ class Races:
         )  # fmt: skip
         replies = await self._opened(who, opened, len(bots), strength)
         offer = self.applier.events([done.offer(host)], who.uid)
-        self.deliver(offer)
+        self.applier.deliver(offer)
         # The seats' players may be connected anywhere by now, not only where they raced.
         await self.store.publish(
             await self.store.players_instances(offer[0].to), self.applier.payload(offer)
@@ -256,7 +255,7 @@ class Races:
                 else:
                     log.info("race %s: player %s left the lobby", code, player)
                 self._lobbies.pop(code)
-                self.deliver(events)
+                self.applier.deliver(events)
 
             return Plan(left, lambda: self.store.write_race(change), missing=lambda: None)
 
@@ -317,7 +316,7 @@ class Races:
                     "all seats done" if all(r.finished for r in records) else "time limit",
                     ", ".join(f"{s.rank}. {s.player} {s.score}" for s in result.standings),
                 )
-                self.deliver(events)
+                self.applier.deliver(events)
                 return True
 
             return Plan(closed, lambda: self.store.close_race(change, machine.deadline_ms()))
@@ -371,7 +370,7 @@ class Races:
     ) -> list[p.Message]:
         """A race just stored: its events out, its bots seated; the host's replies."""
         machine, events, step = opened
-        self.deliver(events)
+        self.applier.deliver(events)
         race = machine.race
         if bots:
             race = await self._seat_bots(race, bots, strength, who.uid)
@@ -428,7 +427,7 @@ class Races:
             assert change is not None
 
             async def joined() -> tuple[Transition, RaceMachine]:
-                self.deliver(events)
+                self.applier.deliver(events)
                 return step, machine
 
             return Plan(joined, lambda: self.store.write_race(change))
