@@ -402,6 +402,8 @@ class Entry(msgspec.Struct, omit_defaults=True):
     best_streak: int | None = None
     # Day boards: the player's identity was made on the board's (UTC) day.
     new: bool = False
+    # Day boards: the attempt was resigned (it ranks after unresigned ones of equal score).
+    resigned: bool = False
 
 
 class GameStats(msgspec.Struct):
