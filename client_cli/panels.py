@@ -8,6 +8,7 @@ import textwrap
 
 from client_cli.boards import game_title
 from client_cli.boards.canvas import Canvas, Fragment
+from client_cli.links import only_here, race_link
 from client_cli.moves import game_moves
 from client_cli.session import GameSession, clock
 from client_cli.theme import Theme
@@ -131,12 +132,23 @@ def lobby_panel(session: GameSession, theme: Theme) -> Canvas:
     strong, label = theme.style("class:title"), theme.style("class:label")
     canvas.put(0, 0, "Race code  ", label)
     canvas.put(11, 0, session.race or "…", strong)
-    canvas.put(0, 1, "Share it:  ", label)
-    canvas.put(11, 1, f"solitaire race join {session.race or ''}")
+    y = 1
+    if session.race and session.web:
+        link = race_link(session.web, session.race)
+        canvas.put(0, y, "Share it:  ", label)
+        if len(link) > MAIN_WIDTH - 11:
+            y += 1
+        canvas.put(0 if y > 1 else 11, y, link)
+        canvas.put(0, y + 1, "Open it in a browser or: solitaire race join LINK")
+        y += 2
+        if only_here(session.web):
+            canvas.put(0, y, "It works on this machine only: see the README,", label)
+            canvas.put(0, y + 1, '"Race friends on other machines".', label)
+            y += 2
     limit = f"{session.time_limit_s} s" if session.time_limit_s else "none"
-    canvas.put(0, 3, f"Game: {game_title(session.game)}    time limit: {limit}")
-    canvas.put(0, 5, f"Players ({len(session.seats)})", label)
-    y = 6
+    canvas.put(0, y + 1, f"Game: {game_title(session.game)}    time limit: {limit}")
+    canvas.put(0, y + 3, f"Players ({len(session.seats)})", label)
+    y += 4
     for seat in session.seats.values():
         host = " (host)" if seat.player == session.host else ""
         you = " (you)" if seat.player == session.me else ""

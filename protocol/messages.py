@@ -282,6 +282,9 @@ class Welcome(Message, tag="welcome"):
     name: str
     token: str
     active: list[State]
+    # The server's public address for people (http(s)://HOST[:PORT][/PATH]), when its
+    # operator set one: race links are made from it. Absent: the address the client used.
+    url: str | None = None
 
 
 class Created(Message, tag="created"):

@@ -26,7 +26,7 @@ def open_lobby(
     alice = terminals("alice", "--server", server.ws_url, "--name", "alice", *alice_args,
                       "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
     code = alice.wait_for(CODE.pattern).group(1)
-    assert f"solitaire race join {code}" in alice.screen()
+    assert f"{server.http_url}/r/{code}" in alice.screen()
     # bob's terminal has no colours (NO_COLOR) and he asks for ASCII suits.
     bob = terminals("bob", "race", "join", code, "--server", server.ws_url, "--name", "bob",
                     "--ascii", env={"NO_COLOR": "1"})  # fmt: skip
