@@ -172,9 +172,10 @@ def result_panel(
     time_up: bool = False,
     web: str = "",
     offer: RematchOffer | None = None,
+    notes: dict[str, str] | None = None,
 ) -> Canvas:
     canvas = Canvas(MAIN_WIDTH)
-    for y, line in enumerate(result_lines(result, me, theme, time_up, web, offer)):
+    for y, line in enumerate(result_lines(result, me, theme, time_up, web, offer, notes=notes)):
         canvas.put_fragments(0, y, line)
     return canvas
 
@@ -187,11 +188,13 @@ def result_lines(
     web: str = "",
     offer: RematchOffer | None = None,
     keys: bool = True,
+    notes: dict[str, str] | None = None,
 ) -> list[list[Fragment]]:
     """The standings; `time_up`: the time limit closed the race while one's game was open;
     then how to replay any seat (one's own line as the example), and its web page (`web`:
     the server's HTTP address, if known); `offer`: a rematch one may join; `keys`: what
-    the keys do, for the screen."""
+    the keys do, for the screen; `notes`: how each seat's game ended (GameSession's
+    finish_notes), else won or resigned only."""
     strong, label = theme.style("class:title"), theme.style("class:label")
     lines: list[list[Fragment]] = [
         [(strong, f"Race {result.race} is over: {game_title(result.game)}")],
@@ -204,7 +207,7 @@ def result_lines(
         [(label, f" #  {'Player':<{NAME_WIDTH}}  {'':<8} Score Moves    Time")],
     ]
     for s in result.standings:
-        note = "won" if s.won else ("resigned" if s.resigned else "")
+        note = (notes or {}).get(s.player) or ("won" if s.won else "resigned" if s.resigned else "")
         style = theme.style("class:me") if s.player == me else ""
         text = (
             f"{s.rank:>2}  {s.name[:NAME_WIDTH]:<{NAME_WIDTH}}  {note:<8} "
