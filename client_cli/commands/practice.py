@@ -13,8 +13,8 @@ from client_cli.commands.context import build_context
 from client_cli.commands.race import PLAY_HELP
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
-from client_cli.deals import random_seed, told, winnable_deal
 from client_cli.play import Play
+from client_cli.practice_deals import random_seed, told, winnable_deal
 from client_cli.runner import play_game
 from client_cli.session import GameSession
 

@@ -13,7 +13,7 @@ from client_harness import SOLITAIRE, Bot, Terminal
 from support.server_proc import ServerFactory, ServerProcess
 
 import engine
-from client_cli.deals import told, winnable_deal
+from client_cli.practice_deals import told, winnable_deal
 from engine.solve import solve
 
 SEED = 2  # a Baker's Game deal the solver wins
@@ -120,7 +120,7 @@ def test_a_practice_deal_is_one_the_solver_wins_unless_any_deal_is_asked(
 ) -> None:
     """Without --seed the deal is winnable: the solver wins it (a search of its own here,
     with the client's bound), and the client says so; --any-deal takes a deal unsearched."""
-    from client_cli.deals import BUDGET_NODES, BUDGET_S
+    from client_cli.practice_deals import BUDGET_NODES, BUDGET_S
 
     for run in range(3):
         bot = Bot(tmp_path / f"p{run}", "--server", server.ws_url, "--name", f"pr{run}",
