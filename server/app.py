@@ -156,7 +156,7 @@ class App:
             replays=self.replays,
             races=self.spectating,
             web=WebClient(),
-            allowed_origins=cfg.allowed_origins,
+            allowed_origins=cfg.web_origins,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -158,6 +158,21 @@ class Config:
         return Limits(**{f.name: getattr(self, f.name) for f in fields(Limits)})
 
     @property
+    def web_origins(self) -> tuple[str, ...]:
+        """The origins whose pages may open a WebSocket besides the server's own: those
+        allowed explicitly, and the public URL's (the page a race link opens is there, even
+        where a proxy in front rewrites `Host`)."""
+        if self.public_url is None:
+            return self.allowed_origins
+        parts = urlsplit(self.public_url)
+        public = normalise_origin(f"{parts.scheme}://{parts.netloc}")
+        return (
+            (*self.allowed_origins, public)
+            if public not in self.allowed_origins
+            else (self.allowed_origins)
+        )
+
+    @property
     def flood_limit(self) -> float:
         """Messages in one flood window above which a client is closed with 1008."""
         return 2 * self.rate * self.flood_window_s
