@@ -295,7 +295,7 @@ def _entry_line(entry: Entry, me: str, theme: Theme, all_time: bool = False) -> 
         text = (
             f"{mark}{entry.rank:>4} {name} {note:<3} "
             f"{entry.score:>5} {entry.moves:>5} {clock(entry.time_ms):>7}"
-            f"{' new' if entry.new else ''}"
+            f"{' new' if entry.new else ''}{' resigned' if entry.resigned else ''}"
         )
     return (theme.style("class:me") if mine else "", text)
 

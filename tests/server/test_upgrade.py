@@ -8,7 +8,10 @@ resignation on them, and close the race with the right result.
 
 from __future__ import annotations
 
+import asyncio
+import re
 import time
+import urllib.request
 
 import redis.asyncio as aioredis
 from support.ws_client import Client
@@ -155,9 +158,15 @@ async def test_a_day_board_stored_before_the_resigned_tie_break_ranks_by_it(
         assert board["t"] == "leaderboard", board
         got = [(e["rank"], e["name"], e.get("resigned", False)) for e in board["entries"]]
         assert got == [(1, "cat", False), (2, "bob", False), (3, "ann", True)]
-        # The same on the HTTP page's JSON, and again (the upgrade is done once).
+        # The same again (the upgrade is done once), and on the board's web page, which
+        # says which attempt was resigned.
         again = await viewer.request({"t": "leaderboard", "game": game, "date": date})
         assert again["entries"] == board["entries"]
+        page = f"{server.http_url}/leaderboard/{game}/{date}"
+        html = await asyncio.to_thread(lambda: urllib.request.urlopen(page, timeout=10).read())
+        rows = re.findall(r"<tr[^>]*><td class=rank>(\d+)</td>.*?</tr>", html.decode(), re.S)
+        assert rows == ["1", "2", "3"]
+        assert html.decode().count(">resigned</span>") == 1
         assert await r.get(keys.day_layout(game, date)) == "2"
     finally:
         await viewer.close()
