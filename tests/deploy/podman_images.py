@@ -22,6 +22,7 @@ unchanged checkout quick).
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import inspect
 import shutil
@@ -134,10 +135,19 @@ def import_root(podman: Podman, root: Path, tag: str, changes: list[str]) -> Non
 def cached(podman: Podman, kind: str, inputs: str, make: Callable[[str], None]) -> str:
     """The image `kind` made from `inputs`: from podman's store if made before, else made now
     by `make(tag)`."""
-    tag = f"{CACHE_REPOSITORY}/{kind}:{inputs}"
+    repository = f"{CACHE_REPOSITORY}/{kind}"
+    tag = f"{repository}:{inputs}"
     with images_lock():
         if not podman.image_exists(tag):
             make(tag)
+            # Ones made from other inputs are out of date: drop them (one in use stays).
+            listed = podman.run(
+                "images", "--filter", f"reference={repository}", "--format",
+                "{{.Repository}}:{{.Tag}}",
+            )  # fmt: skip
+            stale = [ref for ref in listed.stdout.split() if ref != tag]
+            if stale:
+                podman.run("rmi", *stale, check=False)
     return tag
 
 
@@ -178,17 +188,17 @@ def base_image(podman: Podman) -> str:
     )  # fmt: skip
 
 
-VALKEY_SERVER = """#!/bin/sh
-# The valkey image's server accepts connections from other containers without a password
-# (its build turns protected mode off): so does this stand-in's.
-exec /usr/bin/redis-server "$@" --protected-mode no
-"""
-
-
 def prepare_standins(root: Path) -> None:
+    # (Everything the stand-ins get is in this function: its source is part of their hash.)
+    valkey_server = (
+        "#!/bin/sh\n"
+        # The valkey image's server takes connections from other containers without a
+        # password (its build turns protected mode off): so does this stand-in's.
+        'exec /usr/bin/redis-server "$@" --protected-mode no\n'
+    )
     bin_dir = root / "usr/local/bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
-    (bin_dir / "valkey-server").write_text(VALKEY_SERVER)
+    (bin_dir / "valkey-server").write_text(valkey_server)
     (bin_dir / "valkey-server").chmod(0o755)
     (bin_dir / "valkey-cli").symlink_to("/usr/bin/redis-cli")
     (root / "data").mkdir(exist_ok=True)
@@ -225,12 +235,8 @@ def standin_images(podman: Podman) -> dict[str, str]:
     made = {}
     for kind, text in (("store", STORE_CONTAINERFILE), ("balancer", BALANCER_CONTAINERFILE)):
         containerfile = text.format(root=root)
-        made[kind] = cached(
-            podman,
-            kind,
-            inputs_hash(containerfile),
-            lambda tag, c=containerfile: build_from(podman, c, tag),
-        )
+        make = functools.partial(build_from, podman, containerfile)
+        made[kind] = cached(podman, kind, inputs_hash(containerfile), make)
     return made
 
 
