@@ -15,9 +15,7 @@ import subprocess
 import pytest
 
 INSTALL_TIMEOUT_S = 900
-# Another apt-get (a test run beside this one, an administrator) may hold dpkg's lock: wait
-# for it rather than fail.
-LOCK_TIMEOUT_S = 600
+LOCK_WAIT_S = 600
 
 
 def _install(*packages: str, recommends: bool = True) -> str | None:
@@ -28,7 +26,10 @@ def _install(*packages: str, recommends: bool = True) -> str | None:
     if os.geteuid() != 0:
         return f"install it with: sudo apt-get install -y {named}"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-qq", "-o", f"DPkg::Lock::Timeout={LOCK_TIMEOUT_S}"]
+    # Another apt-get (a second test process, a package being installed by hand) may hold
+    # dpkg's lock for a while: wait for it rather than skip a test that could have run.
+    lock_wait = ["-o", f"DPkg::Lock::Timeout={LOCK_WAIT_S}"]
+    install = ["apt-get", *lock_wait, "install", "-y", "-qq"]
     if not recommends:
         install.append("--no-install-recommends")
     install += packages
@@ -37,9 +38,8 @@ def _install(*packages: str, recommends: bool = True) -> str | None:
     )
     if done.returncode != 0:  # the package lists may be missing or stale: refresh once
         subprocess.run(
-            ["apt-get", "update", "-qq", "-o", f"DPkg::Lock::Timeout={LOCK_TIMEOUT_S}"],
-            env=env, capture_output=True, timeout=INSTALL_TIMEOUT_S,
-        )  # fmt: skip
+            ["apt-get", *lock_wait, "update", "-qq"], env=env, capture_output=True, timeout=600
+        )
         done = subprocess.run(
             install, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
         )
