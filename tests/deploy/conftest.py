@@ -205,12 +205,15 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRed
 
 
 @pytest.fixture(scope="session")
-def container_images() -> ContainerImages:
+def container_images() -> Iterator[ContainerImages]:
     """Made once per run (the base and the stand-ins come from podman's store when an earlier
     run made them from the same inputs); a skip with the reason where podman cannot run."""
     engine = podman_engine()
     base = base_image(engine)
     engine = engine.able_to_run(base)
-    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    tag = compose["services"]["server"]["image"]
-    return ContainerImages(engine, base, server_image(engine, base, tag), standin_images(engine))
+    try:
+        compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+        tag = compose["services"]["server"]["image"]
+        yield ContainerImages(engine, base, server_image(engine, base, tag), standin_images(engine))
+    finally:
+        engine.forget_runtime_wrapper()

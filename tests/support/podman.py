@@ -42,6 +42,7 @@ PACKAGES = (
 )
 WRAPPER = Path(__file__).with_name("runc_without_rlimits.py")
 COMMAND_TIMEOUT_S = 600
+LAUNCHER_PREFIX = "solitaire-runc-"
 
 
 class PodmanError(RuntimeError):
@@ -104,6 +105,11 @@ class Podman:
         launcher.chmod(0o755)
         return Podman(self.binary, str(launcher))
 
+    def forget_runtime_wrapper(self) -> None:
+        """Remove the runtime wrapper's launcher (once no container uses it)."""
+        if self.runtime and Path(self.runtime).parent.name.startswith(LAUNCHER_PREFIX):
+            shutil.rmtree(Path(self.runtime).parent, ignore_errors=True)
+
     def able_to_run(self, image: str) -> Podman:
         """This podman, or one with the runtime wrapper, that runs a container of `image`;
         else a skip with what podman said."""
@@ -113,7 +119,7 @@ class Podman:
             return self
         if "rlimit" not in done.stderr:
             pytest.skip(f"podman cannot run a container here: {done.stderr.strip()[-400:]}")
-        wrapped = self.with_runtime_wrapper(Path(tempfile.mkdtemp(prefix="solitaire-runc-")))
+        wrapped = self.with_runtime_wrapper(Path(tempfile.mkdtemp(prefix=LAUNCHER_PREFIX)))
         done = wrapped.run(*probe, check=False, timeout=120)
         if done.returncode != 0:
             pytest.skip(f"podman cannot run a container here: {done.stderr.strip()[-400:]}")
