@@ -49,6 +49,9 @@ STANDIN_FOR = {"redis": "store", "lb": "balancer"}
 # instances of a worker per core would be six processes on this two-core machine, and each
 # instance's /metrics then speaks for all of its connections.
 HOST_ENV = {"SOLITAIRE_WORKERS": "1"}
+# How long HAProxy keeps a server's address when its resolvers time out (`hold timeout`, 30 s
+# by default), before putting the server in maintenance.
+DNS_HOLD_S = 30
 
 
 def compose_file() -> dict[str, Any]:
@@ -243,6 +246,7 @@ async def test_compose_scale_profile_race_survives_a_stopped_instance(
     with HealthChecks(container_images.podman, project_name):
         try:
             project.up(healthy=["redis", *servers, "lb"])
+            lb_up_at = time.monotonic()
             assert http_status(f"http://127.0.0.1:{lb_port}/healthz") == 200
             host, others = players[0], players[1:]
             code = await race_code(host, GAME, seed=2703)
@@ -269,6 +273,13 @@ async def test_compose_scale_profile_race_survives_a_stopped_instance(
             assert len(conductor.closed_by_the_stop()) == conductor.spread[conductor.stopped]
             # ...and the result counts every acknowledged move, all of them in the store.
             assert_nothing_lost(project, players, gids, result)
+
+            # The balancer keeps finding the instances through the engine's DNS (its
+            # `resolvers` section), past the time it holds an address that no longer resolves.
+            await asyncio.sleep(max(0.0, lb_up_at + DNS_HOLD_S + 5 - time.monotonic()))
+            lb_log = project.podman.run("logs", project.container("lb")).stderr
+            assert "DNS" not in lb_log, lb_log[-2000:]
+            assert http_status(f"http://127.0.0.1:{lb_port}/healthz") == 200
         finally:
             for p in players:
                 await p.close()
