@@ -248,6 +248,9 @@ def server_image(podman: Podman, base: str, tag: str) -> str:
         "-f", str(ROOT / "deploy" / "Dockerfile"), "-t", tag, str(ROOT),
         timeout=900,
     )  # fmt: skip
+    # Every change to the checkout leaves the last run's image untagged: drop those older than
+    # a day, so that runs on one machine do not pile them up (recent ones are the layer cache).
+    podman.run("image", "prune", "--force", "--filter", "until=24h", check=False)
     return tag
 
 
