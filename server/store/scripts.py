@@ -11,17 +11,6 @@ reserved for one player only, and each client address's allowance of new players
 
 from __future__ import annotations
 
-import enum
-
-
-class Status(enum.IntEnum):
-    """What a version-checked write found (MOVES and APPLY replies)."""
-
-    APPLIED = 1
-    STALE = 0  # the record is not at the version the write was decided on: read it again
-    MISSING = -1  # no such record
-
-
 # Relay ARGV[pos_payload] to every instance in the set KEYS[k_interest] but the origin.
 _RELAY = """
 local function relay(interest, origin, prefix, payload)
@@ -44,7 +33,7 @@ end
 #   carry binary strings, and one argument packs faster than one per write.
 #   A snapshot is stored scored by the new length of the move list, replacing any scored
 #   that high or higher (they were made for moves since taken back).
-# Returns one Status per write.
+# Returns one Written (server/domain/changes.py) per write.
 # A batch is all or nothing only as far as Redis scripts are: an error half-way (a key of
 # the wrong type) keeps the writes before it, which is safe (a write not acknowledged may
 # still be stored, as after a crash) and happens only if someone tampered with the keys.
@@ -92,7 +81,7 @@ return out
 #   not exist; else the hash must exist with field `ver` (0 when absent) equal to it.
 #   commands: [name, key index, args...] each, run in order. relay: the key index of the
 #   interest set whose instances hear the payload (0: none).
-# Returns {Status, the index of the guard that failed or 0}.
+# Returns {Written, the index of the guard that failed or 0}.
 APPLY = (
     _RELAY
     + """
