@@ -155,18 +155,24 @@ class Moves:
         events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
         if record.kind is GameKind.RACE:
             races = self.races
-            seats = races.known_seats(record.race) or await races.seats(record.race)
-            # The race's spectators hear the progress too, and the seat's board, which is
-            # decided fair where they are (server/play/spectator_boards.py).
-            board = ForSpectators(record.race, boards=[seat_seen(after, state.view, now)])
-            frames = [p.encode(after.progress(now))]
-            events.append(Event(to=seats, frames=frames, spectators=board))
+            seats = races.known_seats(record.race)
+            if seats is None:
+                seats = await races.seats(record.race)
+            # An asynchronous race has no seats to tell (nor spectators while it is open):
+            # its seats see each other as ghosts, scheduled from the stored moves
+            # (server/play/ghosts.py).
+            if seats:
+                # The race's spectators hear the progress too, and the seat's board, which
+                # is decided fair where they are (server/play/spectator_boards.py).
+                board = ForSpectators(record.race, boards=[seat_seen(after, state.view, now)])
+                frames = [p.encode(after.progress(now))]
+                events.append(Event(to=seats, frames=frames, spectators=board))
         payload = encode_events(events)
 
         async def write() -> Written:
             try:
                 written = await self.store.write_move(
-                    record, move, expect_ver, payload, decision.snapshot
+                    record, move, expect_ver, payload, decision.snapshot, now
                 )
             except StoreUnavailable as exc:
                 cache.evict(gid)  # the move may or may not be stored: read it again next time
