@@ -16,8 +16,7 @@ import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.domain.changes import Written
-from server.domain.ids import parse_gid, race_gid
-from server.domain.kinds import GameKind
+from server.domain.ids import race_gid
 from server.domain.records import RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.bot_races import StartedBotRaces
@@ -106,6 +105,7 @@ class Races:
             "spectators welcome" if race.spectators else "no spectators",
         )  # fmt: skip
         if race.async_race:
+            await self._list_challenge(who.player, race)
             log.info(
                 "race %s is asynchronous: open until %d (window %d s)",
                 race.code, race.ends_at_ms, race.window_s,
@@ -142,6 +142,7 @@ class Races:
             log.info("race %s: player %s is back at its asynchronous game", code, who.player)
         else:
             self.cache.adopt(live)
+            await self._list_challenge(who.player, machine.race)
             log.info(
                 "race %s: player %s (%s) dealt in the asynchronous race (%d of %d seats)",
                 code, who.player, who.name, len(machine.race.seats), machine.race.max_players,
@@ -152,29 +153,25 @@ class Races:
             self.ghosts.follow(live.record)
         return step.replies
 
+    async def _list_challenge(self, player: str, race: RaceRecord) -> None:
+        ttl_s = race.window_s + self.config.finished_race_ttl_s
+        await self.store.add_challenge(player, race.code, race.created_ms, ttl_s)
+
     async def challenges(self, who: Who, msg: p.Challenges) -> list[p.Message]:
         """The asker's asynchronous races still open or closed lately, with the standings of
         the seats that have finished (none while the asker's own game is in play)."""
-        codes = []
-        for gid in await self.store.player_games(who.player):
-            parsed = parse_gid(gid)
-            if parsed is not None and parsed.kind is GameKind.RACE:
-                codes.append(parsed.race)
         out: list[p.Challenge] = []
-        for code in sorted(set(codes)):
+        now = self.clock.now_ms()
+        for code in await self.store.player_challenges(who.player):
             race = await self.store.load_race(code)
-            if (
-                race is None
-                or not race.async_race
-                or not RaceMachine(race, self.rules).seated(who.player)
-            ):
+            if race is None or not race.async_race:
+                continue  # expired since
+            machine = RaceMachine(race, self.rules)
+            if not machine.seated(who.player):
                 continue
-            games = [g for g in await self.store.load_records(RaceMachine(race, self.rules).gids())]
-            out.append(
-                RaceMachine(race, self.rules).challenge(
-                    who.player, [g for g in games if g is not None], self.clock.now_ms()
-                )
-            )
+            records = await self.store.load_records(machine.gids())
+            games = [g for g in records if g is not None]
+            out.append(machine.challenge(who.player, games, now))
         out.sort(key=lambda c: (not c.open, -c.created_ms))
         return [p.ChallengesReply(races=out[: self.config.challenges_listed])]
 

@@ -119,6 +119,10 @@ class Keys:
     def player_games(self, player: str) -> str:
         return f"{self.player_tag(player)}:games"
 
+    def player_challenges(self, player: str) -> str:
+        """The player's asynchronous races (zset: code scored by its creation, ms)."""
+        return f"{self.player_tag(player)}:challenges"
+
     def player_interest(self, player: str) -> str:
         return f"{self.player_tag(player)}:inst"
 

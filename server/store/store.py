@@ -296,6 +296,20 @@ class Store:
         await self.keep_player(player, meta_ttl_ms)
         return sorted(set(instances) - {self.instance})
 
+    async def add_challenge(self, player: str, code: str, created_ms: int, ttl_s: int) -> None:
+        """List an asynchronous race among the player's (kept `ttl_s`, the longest a race
+        listed is open and then kept), keeping the newest `keep` of them."""
+        key = self.keys.player_challenges(player)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(key, {code: created_ms})
+        pipe.zremrangebyrank(key, 0, -self.config.challenges_listed - 1)
+        pipe.expire(key, ttl_s)
+        await pipe.execute()
+
+    async def player_challenges(self, player: str) -> list[str]:
+        """The player's asynchronous races, newest first."""
+        return list(await self.redis.zrevrange(self.keys.player_challenges(player), 0, -1))
+
     async def forget_player_games(self, player: str, gids: Sequence[str]) -> None:
         if gids:
             await self.redis.srem(self.keys.player_games(player), *gids)
