@@ -27,8 +27,8 @@ import protocol as p
 from server.clock import Clock
 from server.domain.ids import race_gid
 from server.domain.records import GameRecord
+from server.play.effects import Applier, Deliver, to_player
 from server.play.game_machine import elapsed_ms
-from server.store.events import Event
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 MIN_POLL_S = 0.25  # the shortest wait between two reads of a ghost still being played
 HEARTBEAT_S = 5.0  # how often an idle schedule checks that its viewer still plays
 
-Deliver = Callable[[list[Event]], None]
 Present = Callable[[str], bool]  # whether a player has a connection on this process
 Finished = Callable[[str], bool]  # whether a game (gid) is known here to be finished
 
@@ -103,7 +102,7 @@ class Ghosts:
     ) -> None:
         self.store = store
         self.clock = clock
-        self.deliver = deliver
+        self.applier = Applier(deliver)
         self.present = present
         self.finished = finished
         self._tasks: dict[tuple[str, str], asyncio.Task[None]] = {}
@@ -180,7 +179,7 @@ class Ghosts:
             if end and now >= end:
                 return
             at = now - start
-            frames: list[bytes] = []
+            due_now: list[p.Message] = []
             wake = now + HEARTBEAT_S * 1000
             for ghost in ghosts:
                 due = None
@@ -188,7 +187,7 @@ class Ghosts:
                     due = ghost.points[ghost.sent][1]
                     ghost.sent += 1
                 if due is not None:  # catching up: only the latest point counts
-                    frames.append(p.encode(due))
+                    due_now.append(due)
                 if ghost.sent < len(ghost.points):
                     wake = min(wake, start + ghost.points[ghost.sent][0])
                 elif not ghost.done:
@@ -203,8 +202,9 @@ class Ghosts:
                             wake = min(wake, start + ghost.points[ghost.sent][0])
                             continue
                     wake = min(wake, int(next_read[gid]))
-            if frames:
-                self.deliver([Event(to=[viewer.player], frames=frames)])
+            if due_now:  # to this process's connections of the viewer only
+                applier = self.applier
+                applier.deliver(applier.events([to_player(viewer.player, *due_now)]))
             if all(g.done and g.sent >= len(g.points) for g in ghosts):
                 return
             delay = (wake - self.clock.now_ms()) / 1000

@@ -10,7 +10,7 @@ Any instance may close a race: the store lets exactly one close go through.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import protocol as p
 from server.clock import Clock
@@ -22,6 +22,7 @@ from server.lru import LRU
 from server.play.bot_races import StartedBotRaces
 from server.play.bot_seats import bot_seat, is_bot
 from server.play.cache import LiveGames
+from server.play.effects import Applier
 from server.play.ghosts import Ghosts
 from server.play.optimistic import Optimistic, Plan, answer, done
 from server.play.players import Who
@@ -34,7 +35,7 @@ from server.play.race_machine import (
     normalise_code,
     not_found,
 )
-from server.store.events import Event, encode_events
+from server.store.events import Event
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class Races:
         self.config = config
         self.rules = RaceRules.from_config(config)
         self.deliver = deliver
+        self.applier = Applier(deliver)
         self.runner = Optimistic(RETRIES)
         self.bot_races = bot_races
         self.ghosts = ghosts
@@ -75,7 +77,7 @@ class Races:
         host = p.Seat(player=who.player, name=who.name)
         seed = msg.seed if msg.seed is not None else new_seed()
 
-        def make(instances: list[str], code: str) -> tuple[RaceMachine, Transition]:
+        def make(code: str) -> tuple[RaceMachine, Transition]:
             return RaceMachine.create(
                 self.rules,
                 code=code,
@@ -85,8 +87,6 @@ class Races:
                 max_players=msg.max_players,
                 time_limit_s=msg.time_limit_s,
                 now_ms=self.clock.now_ms(),
-                origin=who.uid,
-                instances=instances,
                 spectators=msg.spectators,
                 window_s=(msg.window_s or self.config.async_window_s) if msg.async_ else None,
             )
@@ -97,7 +97,7 @@ class Races:
                 break
         else:
             raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
-        machine, step = opened
+        machine = opened[0]
         race = machine.race
         log.info(
             "race %s created by player %s: %s, %d seats, time limit %s, %s",
@@ -110,7 +110,7 @@ class Races:
                 "race %s is asynchronous: open until %d (window %d s)",
                 race.code, race.ends_at_ms, race.window_s,
             )  # fmt: skip
-        return await self._opened(who, machine, step, msg.bots, msg.bot_strength)
+        return await self._opened(who, opened, msg.bots, msg.bot_strength)
 
     async def join(self, who: Who, msg: p.Join) -> list[p.Message]:
         code = self._code(msg.race)
@@ -181,27 +181,28 @@ class Races:
         # changed since, and then it is read again.
         guess = self._last_lobby(code)
 
-        async def attempt() -> Plan[tuple[RaceMachine, Transition]]:
+        async def attempt() -> Plan[tuple[RaceMachine, Transition, list[Event]]]:
             nonlocal guess
             race, guess = guess or await self.store.load_race(code), None
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
-            step = machine.start(who.player, self.clock.now_ms(), who.uid)
+            step = machine.start(who.player, self.clock.now_ms())
             change = step.change
             assert change is not None
+            events = self._route(step, who.uid)
             return Plan(
-                lambda: answer((machine, step)),
+                lambda: answer((machine, step, events)),
                 lambda: self.store.start_race(change, machine.deadline_ms()),
             )
 
-        machine, step = await self.runner.run(f"race {code}", attempt)
+        machine, step, events = await self.runner.run(f"race {code}", attempt)
         players = machine.players()
         log.info("race %s started by player %s with %d seats", code, who.player, len(players))
         # The starter's first move needs neither its game nor the seats from the store.
         self.cache.adopt(next(live for live in step.dealt if live.record.player == who.player))
         self._seats.put(code, players)
-        self.deliver(step.events)
+        self.deliver(events)
         if step.dealt[0].record.over:  # a deal with no move at all: over at once
             await self.close_if_due(code)
         if any(is_bot(pl) for pl in players):
@@ -256,21 +257,15 @@ class Races:
         where `done` had them; tell every seat of `done`. None: it was made meanwhile."""
         host = p.Seat(player=who.player, name=who.name)
 
-        def make(instances: list[str], code: str) -> tuple[RaceMachine, Transition]:
+        def make(code: str) -> tuple[RaceMachine, Transition]:
             return RaceMachine.create_rematch(
-                self.rules,
-                done.race,
-                seed=new_seed(),
-                host=host,
-                now_ms=self.clock.now_ms(),
-                origin=who.uid,
-                instances=instances,
+                self.rules, done.race, seed=new_seed(), host=host, now_ms=self.clock.now_ms()
             )
 
         opened = await self._open(who, done.race.rematch, make)
         if opened is None:
             return None
-        machine, step = opened
+        machine = opened[0]
         bots = done.bot_seats()
         strength = "medium"
         if bots:
@@ -280,12 +275,12 @@ class Races:
             machine.code, done.code, who.player, machine.race.game, machine.race.max_players,
             len(bots),
         )  # fmt: skip
-        replies = await self._opened(who, machine, step, len(bots), strength)
-        offer = done.offer(host, who.uid)
-        self.deliver([offer])
+        replies = await self._opened(who, opened, len(bots), strength)
+        offer = self.applier.events([done.offer(host)], who.uid)
+        self.deliver(offer)
         # The seats' players may be connected anywhere by now, not only where they raced.
         await self.store.publish(
-            await self.store.players_instances(offer.to), encode_events([offer])
+            await self.store.players_instances(offer[0].to), self.applier.payload(offer)
         )
         return replies
 
@@ -299,6 +294,7 @@ class Races:
                 return done(None)
             machine = RaceMachine(race, self.rules)
             step = machine.leave(player)
+            events = self._route(step)
             change = step.change
             if change is None:
                 if race.status == RaceStatus.LOBBY and player == race.host:
@@ -318,7 +314,7 @@ class Races:
                 else:
                     log.info("race %s: player %s left the lobby", code, player)
                 self._lobbies.pop(code)
-                self.deliver(step.events)
+                self.deliver(events)
 
             return Plan(left, lambda: self.store.write_race(change), missing=lambda: None)
 
@@ -368,6 +364,7 @@ class Races:
             step = machine.close(records, self.clock.now_ms())
             if step is None:
                 return done(False)
+            events = self._route(step)
             change = step.change
             assert change is not None
 
@@ -382,7 +379,7 @@ class Races:
                     "all seats done" if all(r.finished for r in records) else "time limit",
                     ", ".join(f"{s.rank}. {s.player} {s.score}" for s in result.standings),
                 )
-                self.deliver(step.events)
+                self.deliver(events)
                 return True
 
             return Plan(closed, lambda: self.store.close_race(change, machine.deadline_ms()))
@@ -413,14 +410,15 @@ class Races:
         self,
         who: Who,
         code: str,
-        make: Callable[[list[str], str], tuple[RaceMachine, Transition]],
-    ) -> tuple[RaceMachine, Transition] | None:
+        make: Callable[[str], tuple[RaceMachine, Transition]],
+    ) -> tuple[RaceMachine, list[Event], Transition] | None:
         """Store the new race that `make` decides under `code` (given the instances where
         its host `who` is connected, this one first); None if the code is taken."""
         gid = race_gid(code, who.player)
         instances = await self.store.seat_player(who.player, gid)
-        machine, step = make([self.store.instance, *instances], code)
+        machine, step = make(code)
         assert step.change is not None
+        events = self._route(step, who.uid, [self.store.instance, *instances])
         if machine.race.async_race:
             # Running from its creation: indexed with its window's end, like a live race's
             # deadline, so that whichever instance is up closes it then.
@@ -428,15 +426,20 @@ class Races:
         else:
             written = await self.store.write_race(step.change)
         if written is Written.APPLIED:
-            return machine, step
+            return machine, events, step
         await self.store.forget_player_games(who.player, [gid])
         return None
 
     async def _opened(
-        self, who: Who, machine: RaceMachine, step: Transition, bots: int, strength: str
+        self,
+        who: Who,
+        opened: tuple[RaceMachine, list[Event], Transition],
+        bots: int,
+        strength: str,
     ) -> list[p.Message]:
         """A race just stored: its events out, its bots seated; the host's replies."""
-        self.deliver(step.events)
+        machine, events, step = opened
+        self.deliver(events)
         race = machine.race
         if bots:
             race = await self._seat_bots(race, bots, strength, who.uid)
@@ -447,6 +450,18 @@ class Races:
                 await self._drive_bots(race.code)
         self._remember_lobby(race)
         return step.replies
+
+    def _route(
+        self, step: Transition, asker: str = "", instances: Sequence[str] = ()
+    ) -> list[Event]:
+        """The events of what `step` says, put in its write for the other instances (and
+        `instances`, where its players are, to hear the race from now on); delivered here
+        once the write is applied."""
+        events = self.applier.events(step.says, asker)
+        if step.change is not None:
+            step.change.payload = self.applier.payload(events)
+            step.change.instances = list(instances)
+        return events
 
     def _code(self, text: str) -> str:
         code = normalise_code(text, self.rules.code_length)
@@ -466,19 +481,20 @@ class Races:
                 # Back in a running race: it answers with where every seat stands.
                 records = await self.store.load_records(machine.gids())
                 games = [r for r in records if r is not None]
-                return done((machine.join(seat, origin, [], games, self.clock.now_ms()), machine))
+                return done((machine.join(seat, games, self.clock.now_ms()), machine))
             if machine.seated(seat.player) or race.status == RaceStatus.DONE:
-                return done((machine.join(seat, origin, []), machine))
+                return done((machine.join(seat), machine))
             instances: list[str] = []
             if not is_bot(seat.player):
                 gid = race_gid(code, seat.player)
                 instances = [self.store.instance, *await self.store.seat_player(seat.player, gid)]
-            step = machine.join(seat, origin, instances)
+            step = machine.join(seat)
+            events = self._route(step, origin, instances)
             change = step.change
             assert change is not None
 
             async def joined() -> tuple[Transition, RaceMachine]:
-                self.deliver(step.events)
+                self.deliver(events)
                 return step, machine
 
             return Plan(joined, lambda: self.store.write_race(change))
@@ -495,10 +511,13 @@ class Races:
         instances: list[str] = []
         if not seated and not is_bot(seat.player):
             instances = [self.store.instance, *await self.store.seat_player(seat.player, gid)]
-        step = machine.join_async(seat, origin, instances, own, self.clock.now_ms())
+        step = machine.join_async(seat, own, self.clock.now_ms())
         change = step.change
         if change is None:
             return done((step, machine))
+        if seated:
+            instances = [self.store.instance]
+        self._route(step, origin, instances)  # nothing said: the instances hear the race
         return Plan(lambda: answer((step, machine)), lambda: self.store.write_race(change))
 
     async def _seat_bots(
