@@ -170,6 +170,11 @@ class Play:
         return f"{offer.name} asks for a rematch: press r to join race {offer.next}."
 
     def _race_waiting(self) -> str:
+        if self.session.async_race:
+            return (
+                "Your run is over. The standings come once every seat has played, or when the "
+                "race closes; quit leaves meanwhile (solitaire challenges shows them so far)."
+            )
         until = "every player has finished"
         if self.session.limit_ms() is not None:
             until += " or the time limit is reached"
