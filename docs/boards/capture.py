@@ -11,9 +11,9 @@ other player (race-waiting.txt), once they resign, the standings
 (rematch.txt), and that race played back by `solitaire replay` (replay.txt); then a
 daily attempt's end with its share text (daily-share.txt), and a race watched by
 `solitaire watch` (watch.txt, watch-result.txt), and a challenge: alice's finished run
-(challenge-open.txt) and bob racing it as a ghost (challenge-ghost.txt). WHAT names the captures to make (a
-game, daily-share or watch; quatorze makes the race, rematch and replay ones); none:
-all of them.
+(challenge-open.txt) and bob racing it as a ghost (challenge-ghost.txt). WHAT names the
+captures to make (a game, daily-share, watch or challenge; quatorze makes the race,
+rematch and replay ones); none: all of them.
 """
 
 from __future__ import annotations

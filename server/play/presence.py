@@ -21,7 +21,7 @@ from server.domain.ids import parse_gid
 from server.domain.kinds import GameKind
 from server.play.players import Who
 from server.play.races import Races
-from server.store.errors import STORE_ERRORS
+from server.store.errors import StoreUnavailable
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class Presence:
                 return
             for code in codes:
                 await self.races.leave(code, who.player)
-        except STORE_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("player %s: store unavailable after a disconnect: %s", who.player, exc)
 
     async def is_connected(self, player: str) -> bool:
