@@ -236,7 +236,7 @@ class Ghosts:
         start = viewer.started_at_ms
         at = now - start
         due: list[Event] = []
-        wake = now + HEARTBEAT_S * 1000
+        wake = now + int(HEARTBEAT_S * 1000)
         stale: list[Ghost] = []
         for ghost in schedule.ghosts:
             points, i = ghost.points, ghost.sent
