@@ -65,3 +65,27 @@ def test_a_challenge_played_then_raced_as_a_ghost(
     listed = challenges(tmp_path / "players" / "bob", server)
     assert code_text in listed and "closed" in listed
     assert "alice" in listed and "bob" in listed
+
+
+def test_a_challenge_made_for_later_is_played_with_race_join(
+    terminals: Callable[..., Terminal], server: ServerProcess, tmp_path: Path
+) -> None:
+    home = tmp_path / "players" / "carol"
+    home.mkdir(parents=True)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(home)}
+    made = subprocess.run(
+        [SOLITAIRE, "challenge", "doublets", "--later", "--window", "2h", "--server",
+         server.ws_url, "--name", "carol"],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    found = CODE.search(made.stdout)
+    assert found is not None, made.stdout
+    code = found.group(1)
+    assert "open for 2 hours" in made.stdout
+    assert f"solitaire race join {code}" in made.stdout
+    listed = challenges(home, server)
+    assert "you have not played it yet" in listed
+    # carol, the creator, is dealt when she joins it, like anyone.
+    carol = terminals("carol", "race", "join", code, "--server", server.ws_url)
+    carol.wait_for(r"Moves\s+0")
+    carol.wait_for(rf"race {code}")

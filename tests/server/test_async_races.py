@@ -404,3 +404,31 @@ async def test_challenges_lists_open_and_closed_races(servers):
     assert "seed" not in str(listed)
     await ann.client.close()
     await bob.client.close()
+
+
+async def test_a_rematch_of_a_challenge_is_a_challenge(servers):
+    server = servers.start()
+    ann = await connect(server.ws_url, "ann")
+    bob = await connect(server.ws_url, "bob")
+    code = await challenge(ann, max_players=2, window_s=7200)
+    for pl in (ann, bob):
+        await pl.join(code)
+        await pl.play(1)
+        await pl.resign()
+    await ann.client.next("result", race=code)
+    created = await ann.client.request({"t": "rematch", "race": code})
+    assert created["t"] == "created", created
+    again = created["race"]
+    assert again != code
+    # Asynchronous: nobody is dealt until they join; bob's rematch seats and deals him.
+    lobby = await bob.client.request({"t": "rematch", "race": code})
+    assert lobby["t"] == "lobby" and lobby["race"] == again
+    start = await bob.client.next("start", race=again)
+    assert start["async"] is True
+    assert (await bob.client.next("state", race=again))["n"] == 0
+    listed = await bob.client.request({"t": "challenges"})
+    entry = next(c for c in listed["races"] if c["race"] == again)
+    # The same window's length, from the rematch's creation.
+    assert entry["closes_at_ms"] - entry["created_ms"] == 7200 * 1000
+    await ann.client.close()
+    await bob.client.close()
