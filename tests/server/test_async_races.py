@@ -432,3 +432,32 @@ async def test_a_rematch_of_a_challenge_is_a_challenge(servers):
     assert entry["closes_at_ms"] - entry["created_ms"] == 7200 * 1000
     await ann.client.close()
     await bob.client.close()
+
+
+async def test_each_seat_has_its_own_time_limit(servers):
+    server = servers.start()
+    ann = await connect(server.ws_url, "ann")
+    code = await challenge(ann, max_players=2, time_limit_s=30)
+    await ann.join(code)
+    assert ann.start["ends_at_ms"] - ann.start["starts_at_ms"] == 30_000
+    await ann.play(2)
+    await ann.client.close()
+    restart(server, 40)  # ann's 30 seconds are over; the race is not
+    ann2 = await connect(server.ws_url, "ann", token=ann.client.token)
+    late = await ann2.client.request(
+        {"t": "move", "gid": ann.gid, "n": 2, "m": sorted(ann.game.legal_moves())[0]}
+    )
+    assert late["t"] == "error" and late["code"] == "illegal_move"
+    bob = await connect(server.ws_url, "bob")
+    await bob.join(code)  # his own 30 seconds start now
+    assert bob.start["ends_at_ms"] - bob.start["starts_at_ms"] == 30_000
+    await bob.play(1)
+    await bob.resign()
+    # Every seat taken, bob finished, ann's time up: it closes.
+    result = await bob.client.next("result", race=code)
+    rows = {r["player"]: r for r in result["standings"]}
+    assert rows[ann.client.player]["time_ms"] == 30_000
+    assert rows[ann.client.player]["moves"] == engine.replay(GAME, SEED, ann.moves).moves
+    assert (await ann2.client.next("result", race=code)) == result
+    await ann2.client.close()
+    await bob.client.close()
