@@ -461,3 +461,34 @@ async def test_each_seat_has_its_own_time_limit(servers):
     assert (await ann2.client.next("result", race=code)) == result
     await ann2.client.close()
     await bob.client.close()
+
+
+async def test_two_instances_one_store(servers):
+    """ann plays on one server process, bob later on another: the close on bob's reaches
+    ann's connection on hers, and bob's ghosts come from where he plays."""
+    first, second = servers.start(), servers.start()
+    ann = await connect(first.ws_url, "ann")
+    code = await challenge(ann, max_players=2)
+    await ann.join(code)
+    await ann.play(2, pause_s=0.2)
+    await ann.resign()
+    bob = await connect(second.ws_url, "bob")
+    await bob.join(code)
+    ghost = await bob.client.next("progress", player=ann.client.player, finished=True)
+    assert ghost["ghost"] and ghost["moves"] == 2
+    await bob.resign()
+    result = await bob.client.next("result", race=code)
+    assert (await ann.client.next("result", race=code)) == result
+    await ann.client.close()
+    await bob.client.close()
+
+
+async def test_bad_windows_are_refused(server):
+    ann = await connect(server.ws_url, "ann")
+    for extra in ({"async": True, "window_s": 599}, {"async": True, "window_s": 604801},
+                  {"window_s": 3600}):  # fmt: skip
+        reply = await ann.client.request({"t": "create", "game": GAME, **extra})
+        assert reply["t"] == "error" and reply["code"] == "bad_request", (extra, reply)
+    ok = await ann.client.request({"t": "create", "game": GAME, "async": True, "window_s": 604800})
+    assert ok["t"] == "created"
+    await ann.client.close()
