@@ -139,6 +139,41 @@ function home() {
     ),
   );
   show("home");
+  listChallenges();
+}
+
+async function listChallenges() {
+  // One's challenges (asynchronous races): open ones with the finished seats' scores so far
+  // (once one has played), closed ones with their standings. Not said by an older server.
+  let reply;
+  try {
+    reply = await app.conn.request({ t: "challenges" });
+  } catch (err) {
+    return;
+  }
+  const box = $("#challenges");
+  box.hidden = reply.races.length === 0;
+  const when = (ms) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  clear(
+    box,
+    el("h2", { id: "challenges-title", text: "Your challenges" }),
+    el(
+      "ul",
+      {},
+      reply.races.map((c) =>
+        el(
+          "li",
+          {},
+          el("a", { href: `/r/${encodeURIComponent(c.race)}`, text: `${title(c.game)} ${c.race}` }),
+          ` · ${c.seats}/${c.max_players} seats · ${c.open ? `open until ${when(c.closes_at_ms)}` : `closed ${when(c.closes_at_ms)}`}`,
+          c.open && !c.played ? " · not played yet" : "",
+          (c.standings || []).length
+            ? el("ol", {}, c.standings.map((s) => el("li", { text: `${s.name}: ${s.score} points, ${s.moves} moves, ${clock(s.time_ms)}` })))
+            : null,
+        ),
+      ),
+    ),
+  );
 }
 
 function resumeGame(state) {

@@ -82,3 +82,8 @@ def test_a_challenge_created_in_one_browser_and_raced_later_in_another(
     ann_gid = next(m["gid"] for m in ann_frames if m.get("t") == "state" and m.get("race"))
     assert leaks(bob_frames, bob_gid) == []
     assert leaks(ann_frames, ann_gid) == []
+    # ann's home page lists the challenge, closed, with both seats' standings.
+    ann.page.goto(f"{base}/play")
+    listed = ann.page.get_by_role("region", name="Your challenges")
+    listed.get_by_text(re.compile(rf"Quatorze {code} · 2/2 seats · closed")).wait_for()
+    assert listed.locator("ol li").count() == 2
