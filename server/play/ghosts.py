@@ -30,7 +30,7 @@ from server.clock import Clock
 from server.domain.ids import race_gid
 from server.domain.records import GameRecord
 from server.play.effects import Applier, Deliver, to_player
-from server.play.game_machine import elapsed_ms
+from server.play.game_machine import elapsed_ms, time_up, timed_out
 from server.store.events import Event
 from server.store.store import Store
 
@@ -210,6 +210,9 @@ class Ghosts:
         gid = record.gid
         moves = await self.store.game_moves(gid, ghost.n, record.n)
         (times,) = await self.store.move_times([gid], ghost.n)
+        if not record.finished and time_up(record, self.clock.now_ms()):
+            # Its own time limit is over: it ended there, though the race has not closed it.
+            record = timed_out(record, record.ends_at_ms)
         ghost.extend(record, moves, times[: len(moves)])
 
     def _stop(self, schedule: Schedule) -> None:
