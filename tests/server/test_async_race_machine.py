@@ -3,7 +3,10 @@ as they join, on their own clocks; when the race closes and how; what a seat is 
 
 from __future__ import annotations
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import settings
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import engine
 import protocol as p
@@ -126,3 +129,129 @@ def test_a_seat_sees_the_standings_so_far_only_once_it_has_played() -> None:
     done = machine.challenge("ann", records, T0 + 2000)
     assert done.played and [s.player for s in done.standings] == ["ann"]
     assert done.closes_at_ms == T0 + 3600_000 and done.seats == 2
+
+
+# ---------------------------------------------------------------- random lives
+
+PLAYERS = ["ann", "bob", "cy", "dee"]
+
+
+class ChallengeLife(RuleBasedStateMachine):
+    """Random joins, moves, resignations and clock jumps on one asynchronous race, its
+    writes applied to in-memory copies as the store would; checked after every step: a
+    seat is dealt once, on its own clock; nothing names the seed before the result; the
+    race closes exactly when every seat is taken and finished or its window is over, with
+    one standing per seat, each timed on its own clock and never past the window."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = T0
+        self.machine: RaceMachine | None = None
+        self.games: dict[str, LiveGame] = {}
+        self.result: p.Result | None = None
+
+    @initialize(
+        max_players=st.integers(2, 4),
+        window_s=st.sampled_from([600, 3600]),
+        limit=st.sampled_from([0, 30, 300]),
+    )
+    def create(self, max_players: int, window_s: int, limit: int) -> None:
+        self.machine, _ = challenge(max_players, window_s, limit or None)
+        self.games = {}
+
+    @rule(who=st.sampled_from(PLAYERS))
+    def join(self, who: str) -> None:
+        m = self.machine
+        assert m is not None
+        own = self.games.get(who)
+        if own is None and m.seated(who):
+            own = LiveGame(m.seat_record(seat(who)), engine.new_game("quatorze", 7))
+        before = list(m.players())
+        try:
+            step = m.join_async(seat(who), own, self.now)
+        except p.Refused as refused:
+            assert self.result is None
+            assert refused.code in (p.RACE_FULL, p.RACE_STARTED)
+            if refused.code == p.RACE_FULL:
+                assert who not in before and len(before) == m.race.max_players
+            else:
+                assert self.now >= m.deadline_ms()
+            return
+        if self.result is not None:
+            assert step.change is None and step.replies[1:] == [self.result]
+            return
+        lobby, start, state = step.replies
+        assert isinstance(lobby, p.Lobby) and lobby.race == m.code
+        assert isinstance(start, p.Start) and start.async_ and isinstance(state, p.State)
+        assert state.seed is None
+        [dealt] = step.dealt
+        if who in self.games:  # joined again: the same game, nothing written
+            assert step.change is None and dealt is self.games[who]
+        else:
+            assert step.change is not None and start.starts_at_ms == self.now
+            self.games[who] = dealt
+        assert m.seated(who) and len(m.players()) <= m.race.max_players
+
+    @rule(who=st.sampled_from(PLAYERS), resign=st.booleans())
+    def act(self, who: str, resign: bool) -> None:
+        live = self.games.get(who)
+        if live is None or live.record.finished or self.result is not None:
+            return
+        try:
+            if resign or not live.game.legal_moves():
+                decision = decide_resign(live, self.now * 1000)
+            else:
+                move = sorted(live.game.legal_moves())[0]
+                decision = decide_move(live, live.n, move, self.now * 1000)
+        except p.Refused:  # its own time is up
+            assert live.record.ends_at_ms and self.now >= live.record.ends_at_ms
+            return
+        assert isinstance(decision, Applied)
+        self.games[who] = decision.after
+
+    @rule(ms=st.sampled_from([10, 1_000, 40_000, 400_000, 2_000_000]))
+    def tick(self, ms: int) -> None:
+        self.now += ms
+
+    @rule()
+    def close(self) -> None:
+        m = self.machine
+        assert m is not None
+        was_done = self.result is not None
+        seated = [p_ for p_ in m.players()]
+        records = [
+            self.games[pl].record if pl in self.games else m.seat_record(seat(pl)) for pl in seated
+        ]
+        step = m.close(records, self.now)
+        full = len(seated) == m.race.max_players
+        done = all(r.finished or (r.ends_at_ms and self.now >= r.ends_at_ms) for r in records)
+        due = (full and done) or self.now >= m.deadline_ms()
+        if was_done:
+            assert step is None
+            return
+        assert (step is not None) == due
+        if step is None:
+            return
+        [result] = step.replies
+        assert isinstance(result, p.Result) and result.seed == 7
+        assert sorted(s.player for s in result.standings) == sorted(seated)
+        window = m.race.window_s * 1000
+        for s in result.standings:
+            assert 0 <= s.time_ms <= window
+            rec = self.games.get(s.player)
+            if rec is None:
+                assert s.time_ms == 0 and s.moves == 0
+            elif rec.record.ends_at_ms:
+                assert s.time_ms <= rec.record.ends_at_ms - rec.record.started_at_ms
+        self.result = result
+
+    @invariant()
+    def seats_fit(self) -> None:
+        m = self.machine
+        if m is not None:
+            assert len(m.players()) <= m.race.max_players
+            assert (m.race.status is RaceStatus.DONE) == (self.result is not None)
+
+
+ChallengeLife.TestCase.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+test_challenge_life = ChallengeLife.TestCase
