@@ -518,7 +518,11 @@ class RaceMachine:
         if not seated and len(race.seats) >= race.max_players:
             raise p.Refused(p.RACE_FULL, f"race {race.code} is full ({race.max_players} players)")
         game = engine.new_game(race.game, race.seed)
-        ends = now_ms + race.time_limit_s * 1000 if race.time_limit_s else 0
+        # The seat plays until its own time limit, and never past the window: a move or a
+        # resignation after it is refused (and the race closes), as after a time limit.
+        ends = race.ends_at_ms
+        if race.time_limit_s:
+            ends = min(ends, now_ms + race.time_limit_s * 1000)
         base = own.record if own is not None else self.seat_record(seat)
         dealt = LiveGame(
             base.evolve(ends_at_ms=ends, ver=base.ver + 1, **dealt_fields(game, now_ms)), game
