@@ -183,6 +183,11 @@ class RaceRecord:
     # Whether it may be watched (Create.spectators). Races stored before spectators existed
     # have no such field: they may be watched, as every race by default.
     spectators: bool = True
+    # An asynchronous race (a challenge): running from its creation until `ends_at_ms`,
+    # the end of its window of `window_s` seconds; each seat is dealt when it joins.
+    # Races stored before them have no such fields: live races.
+    async_race: bool = False
+    window_s: int = 0
 
     def to_redis(self) -> dict[str, str]:
         out = {
@@ -196,6 +201,9 @@ class RaceRecord:
             out["result"] = self.result_json
         if self.rematch:
             out["rematch"] = self.rematch
+        if self.async_race:
+            out["async"] = "1"
+            out["window_s"] = str(self.window_s)
         return out
 
     @classmethod
@@ -209,6 +217,7 @@ class RaceRecord:
             ver=int(d.get("ver", 0)), seats=seats, result_json=d.get("result", ""),
             rematch=d.get("rematch", ""),
             spectators=d.get("spectators", "1") != "0",
+            async_race=d.get("async") == "1", window_s=int(d.get("window_s", 0)),
         )  # fmt: skip
 
     def players(self) -> list[str]:
