@@ -44,7 +44,7 @@ from server.play.spectators import Spectating
 from server.solver_pool import SolverPool
 from server.store.bus import Bus
 from server.store.redis_client import create_redis
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +64,11 @@ class App:
         self.sessions: set[Session] = set()
         self.draining = False
         self.port = 0
-        self.store = Store(config, create_redis(config, redis_url), self.instance)
-        self.cache = LiveGames(self.store, config.game_cache_size, self.metrics)
+        self.stores = Stores(config, create_redis(config, redis_url), self.instance)
+        self.cache = LiveGames(self.stores, config.game_cache_size, self.metrics)
         self.bus = Bus(
             create_redis(config, redis_url, decode_responses=False),
-            self.store.instance_channel,
+            self.stores.presence.instance_channel,
             self.hub.deliver,
         )
         self.solver = SolverPool(
@@ -79,8 +79,8 @@ class App:
             owners_remembered=config.solver_owners_remembered,
         )
         deliver = self.hub.deliver
-        names = Names(self.store, self.clock, self.metrics)
-        self.players = Players(self.store, self.cache, self.clock, names)
+        names = Names(self.stores, self.clock, self.metrics)
+        self.players = Players(self.stores, self.cache, self.clock, names)
         bot_races = StartedBotRaces()
         hub = self.hub
         cache = self.cache
@@ -90,18 +90,18 @@ class App:
             return live is not None and live.record.finished
 
         self.ghosts = Ghosts(
-            self.store, self.clock, deliver, lambda pl: bool(hub.sessions(pl)), game_finished
+            self.stores, self.clock, deliver, lambda pl: bool(hub.sessions(pl)), game_finished
         )
         self.races = Races(
-            self.store, self.cache, self.clock, config, deliver, bot_races, self.ghosts
+            self.stores, self.cache, self.clock, config, deliver, bot_races, self.ghosts
         )
         # The daily deals' secret is read at start-up (run), before anyone plays.
         self.day_seeds = DaySeeds()
         self.daily_deals = DailyDeals(
-            self.store, self.day_seeds.seed, self.solver, config, self.instance
+            self.stores, self.day_seeds.seed, self.solver, config, self.instance
         )
         self.daily = DailyService(
-            self.store,
+            self.stores,
             self.day_seeds,
             self.clock.now_s,
             engine.GAMES,
@@ -109,7 +109,7 @@ class App:
             self.daily_deals,
         )
         self.moves = Moves(
-            self.store,
+            self.stores,
             self.cache,
             self.races,
             self.clock,
@@ -119,11 +119,11 @@ class App:
             GameRules.of(config),
         )
         self.bots = BotRunner(
-            self.store, self.cache, self.moves, self.solver, self.clock, config, bot_races
+            self.stores, self.cache, self.moves, self.solver, self.clock, config, bot_races
         )
-        self.presence = Presence(self.store, self.races, config)
+        self.presence = Presence(self.stores, self.races, config)
         self.practice = Practice(
-            self.store,
+            self.stores,
             self.cache,
             self.moves,
             self.solver,
@@ -132,8 +132,8 @@ class App:
             deliver,
             self.metrics,
         )
-        self.replays = Replays(self.store, self.clock, config)
-        self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)
+        self.replays = Replays(self.stores, self.clock, config)
+        self.spectating = Spectating(self.stores, self.cache, self.clock, config, self.hub)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
         self._stop = asyncio.Event()
@@ -142,7 +142,7 @@ class App:
             config=config,
             metrics=self.metrics,
             admission=self.admission,
-            new_players=NewPlayers(config, self.store, self.clock, self.metrics),
+            new_players=NewPlayers(config, self.stores, self.clock, self.metrics),
             hub=self.hub,
             decoder=p.RequestDecoder(config.limits),
             players=self.players,
@@ -171,11 +171,11 @@ class App:
 
     async def run(self) -> None:
         cfg = self.config
-        await self.store.open()
-        self.day_seeds.use((await self.store.secret_or_new(cfg.secret)).encode())
+        await self.stores.open()
+        self.day_seeds.use((await self.stores.presence.secret_or_new(cfg.secret)).encode())
         await self.bus.start()
         routes = HttpRoutes(
-            health=self.store.ping,
+            health=self.stores.ping,
             metrics=self.metrics,
             daily=self.daily,
             replays=self.replays,
@@ -245,7 +245,7 @@ class App:
             await self.ghosts.close()
             self.solver.close()
             await server.wait_closed()
-        await self.store.close()
+        await self.stores.close()
         await self.bus.close()
         log.info("stopped")
 

@@ -37,7 +37,7 @@ from server.play.players import Who
 from server.play.races import Races
 from server.store.errors import StoreUnavailable
 from server.store.events import Event
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class DailyFinish(Protocol):
 class Moves:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         cache: LiveGames,
         races: Races,
         clock: Clock,
@@ -64,7 +64,7 @@ class Moves:
         daily: DailyFinish | None = None,
         rules: GameRules | None = None,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.cache = cache
         self.races = races
         self.clock = clock
@@ -139,7 +139,9 @@ class Moves:
             if live is None or live.record.player != who.player:
                 raise p.Refused(p.NOT_FOUND, "no such game")
             # A resent move from before the moves kept in memory is checked against the store.
-            stored = await self.store.move_at(gid, n) if n is not None and n < live.base else None
+            stored = (
+                await self.stores.games.move_at(gid, n) if n is not None and n < live.base else None
+            )
             now_us = self.clock.now_us()
             try:
                 decision = (
@@ -183,7 +185,9 @@ class Moves:
         payload = self.applier.payload(events)
 
         def write() -> Awaitable[Written]:  # the group commit's future, as it is
-            return self.store.write_move(record, move, expect_ver, payload, decision.snapshot, now)
+            return self.stores.games.write_move(
+                record, move, expect_ver, payload, decision.snapshot, now
+            )
 
         def answered() -> p.State | Awaitable[p.State]:
             self._stored(after, move)

@@ -37,7 +37,7 @@ from server.play.race_machine import (
     not_found,
 )
 from server.store.events import Event
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ Deliver = Callable[[list[Event]], None]
 class Races:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         cache: LiveGames,
         clock: Clock,
         config: Config,
@@ -57,7 +57,7 @@ class Races:
         bot_races: StartedBotRaces,
         ghosts: Ghosts | None = None,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.cache = cache
         self.clock = clock
         self.config = config
@@ -121,11 +121,11 @@ class Races:
         if step.change is None and not machine.seated(who.player):
             log.info("race %s: its result shown to player %s (not seated)", code, who.player)
         elif step.change is None:
-            await self.store.listen(races=[code])
+            await self.stores.presence.listen(races=[code])
             if any(isinstance(r, p.Result) for r in step.replies):
                 log.info("race %s: result sent again to player %s", code, who.player)
                 # A rematch asked for while this seat was away: the `rematch` it missed.
-                offer = await rematch_offer(self.store, machine.race)
+                offer = await rematch_offer(self.stores, machine.race)
                 if offer is not None:
                     return [*step.replies, offer]
             elif len(step.replies) > 1:
@@ -142,7 +142,7 @@ class Races:
         code = machine.code
         live = step.dealt[0]
         if step.change is None:
-            await self.store.listen(races=[code])
+            await self.stores.presence.listen(races=[code])
             log.info("race %s: player %s is back at its asynchronous game", code, who.player)
         else:
             self.cache.adopt(live)
@@ -159,21 +159,21 @@ class Races:
 
     async def _list_challenge(self, player: str, race: RaceRecord) -> None:
         ttl_s = race.window_s + self.config.finished_race_ttl_s
-        await self.store.add_challenge(player, race.code, race.created_ms, ttl_s)
+        await self.stores.players.add_challenge(player, race.code, race.created_ms, ttl_s)
 
     async def challenges(self, who: Who, msg: p.Challenges) -> list[p.Message]:
         """The asker's asynchronous races still open or closed lately, with the standings of
         the seats that have finished (none while the asker's own game is in play)."""
         out: list[p.Challenge] = []
         now = self.clock.now_ms()
-        for code in await self.store.player_challenges(who.player):
-            race = await self.store.load_race(code)
+        for code in await self.stores.players.player_challenges(who.player):
+            race = await self.stores.races.load_race(code)
             if race is None or not race.async_race:
                 continue  # expired since
             machine = RaceMachine(race, self.rules)
             if not machine.seated(who.player):
                 continue
-            records = await self.store.load_records(machine.gids())
+            records = await self.stores.games.load_records(machine.gids())
             games = [g for g in records if g is not None]
             out.append(machine.challenge(who.player, games, now))
         out.sort(key=lambda c: (not c.open, -c.created_ms))
@@ -187,7 +187,7 @@ class Races:
 
         async def attempt() -> Plan[tuple[RaceMachine, Transition, list[Event]]]:
             nonlocal guess
-            race, guess = guess or await self.store.load_race(code), None
+            race, guess = guess or await self.stores.races.load_race(code), None
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
@@ -197,7 +197,7 @@ class Races:
             events = self._route(step, who.uid)
             return Plan(
                 lambda: answer((machine, step, events)),
-                lambda: self.store.start_race(change, machine.deadline_ms()),
+                lambda: self.stores.races.start_race(change, machine.deadline_ms()),
             )
 
         machine, step, events = await self.runner.run(f"race {code}", attempt)
@@ -218,7 +218,7 @@ class Races:
         # the bot runner here takes them at once.
         cfg = self.config
         longest = max(cfg.untimed_race_max_s, cfg.async_window_s, p.WINDOW_MAX_S)
-        if await self.store.index_bot_race(code, longest + cfg.finished_race_ttl_s):
+        if await self.stores.races.index_bot_race(code, longest + cfg.finished_race_ttl_s):
             self.bot_races.started(code)
 
     async def rematch(self, who: Who, msg: p.Rematch) -> list[p.Message]:
@@ -228,7 +228,7 @@ class Races:
         code = self._code(msg.race)
 
         async def attempt() -> Plan[RaceMachine]:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
@@ -243,13 +243,13 @@ class Races:
                 )  # fmt: skip
                 return machine
 
-            return Plan(asked, lambda: self.store.write_race(change))
+            return Plan(asked, lambda: self.stores.races.write_race(change))
 
         machine = await self.runner.run(f"race {code}", attempt)
         done_race = machine.race
         # Made by whoever gets there first: the asker who decided it, or, should that one
         # be slow or have died before making it, the next asker (the store lets one through).
-        if await self.store.load_race(done_race.rematch) is None:
+        if await self.stores.races.load_race(done_race.rematch) is None:
             replies = await self._make_rematch(who, machine)
             if replies is not None:
                 return replies
@@ -273,7 +273,7 @@ class Races:
         bots = done.bot_seats()
         strength = "medium"
         if bots:
-            strength = (await self.store.race_bots(done.code)).get(bots[0].player, strength)
+            strength = (await self.stores.races.race_bots(done.code)).get(bots[0].player, strength)
         log.info(
             "race %s: rematch of race %s made by player %s: %s, %d seats, %d bots",
             machine.code, done.code, who.player, machine.race.game, machine.race.max_players,
@@ -283,8 +283,8 @@ class Races:
         offer = self.applier.events([done.offer(host)], who.uid)
         self.applier.deliver(offer)
         # The seats' players may be connected anywhere by now, not only where they raced.
-        await self.store.publish(
-            await self.store.players_instances(offer[0].to), self.applier.payload(offer)
+        await self.stores.presence.publish(
+            await self.stores.presence.players_instances(offer[0].to), self.applier.payload(offer)
         )
         return replies
 
@@ -293,7 +293,7 @@ class Races:
         its lobby (RaceMachine.leave), and the others hear the lobby as it then stands."""
 
         async def attempt() -> Plan[None]:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             if race is None:
                 return done(None)
             machine = RaceMachine(race, self.rules)
@@ -320,7 +320,7 @@ class Races:
                 self._lobbies.pop(code)
                 self.applier.deliver(events)
 
-            return Plan(left, lambda: self.store.write_race(change), missing=lambda: None)
+            return Plan(left, lambda: self.stores.races.write_race(change), missing=lambda: None)
 
         def exhausted() -> None:
             log.warning("race %s: player %s could not leave it (it kept changing)", code, player)
@@ -337,7 +337,7 @@ class Races:
         """The seated players of a started race (seats no longer change once it runs)."""
         players = self._seats.get(code)
         if players is None:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             players = race.players() if race is not None else []
             if race is not None and race.async_race:
                 # Its seats change while it runs, and hear nothing of each other's moves
@@ -358,12 +358,12 @@ class Races:
             # and its games are read in one round trip.
             known = self.known_seats(code)
             guess = [race_gid(code, player) for player in known or ()]
-            race, loaded = await self.store.load_race_records(code, guess)
+            race, loaded = await self.stores.races.load_race_records(code, guess)
             if race is None or race.status != RaceStatus.RUNNING:
                 return done(True)
             machine = RaceMachine(race, self.rules)
             if machine.gids() != guess:
-                loaded = await self.store.load_records(machine.gids())
+                loaded = await self.stores.games.load_records(machine.gids())
             records = [r for r in loaded if r is not None]
             step = machine.close(records, self.clock.now_ms())
             if step is None:
@@ -386,7 +386,7 @@ class Races:
                 self.applier.deliver(events)
                 return True
 
-            return Plan(closed, lambda: self.store.close_race(change, machine.deadline_ms()))
+            return Plan(closed, lambda: self.stores.races.close_race(change, machine.deadline_ms()))
 
         def exhausted() -> bool:
             log.warning("race %s: could not close it (kept changing); will retry", code)
@@ -399,13 +399,13 @@ class Races:
         every running race (complete ones a crash left open); the number of running races
         seen."""
         now = self.clock.now_ms()
-        entries = await self.store.running(None if full else now)
+        entries = await self.stores.races.running(None if full else now)
         for code, deadline in entries:
             closed = await self.close_if_due(code)
             if closed and deadline <= now:
                 # Not running, yet indexed: a race indexed but never started, or closed by
                 # an instance that died before unindexing it.
-                await self.store.unindex(code, deadline)
+                await self.stores.races.unindex(code, deadline)
         return len(entries)
 
     # ------------------------------------------------------------ helpers
@@ -422,16 +422,16 @@ class Races:
         instances = await self._seat(who.player, gid)
         machine, step = make(code)
         assert step.change is not None
-        events = self._route(step, who.uid, [self.store.instance, *instances])
+        events = self._route(step, who.uid, [self.stores.instance, *instances])
         if machine.race.async_race:
             # Running from its creation: indexed with its window's end, like a live race's
             # deadline, so that whichever instance is up closes it then.
-            written = await self.store.start_race(step.change, machine.deadline_ms())
+            written = await self.stores.races.start_race(step.change, machine.deadline_ms())
         else:
-            written = await self.store.write_race(step.change)
+            written = await self.stores.races.write_race(step.change)
         if written is Written.APPLIED:
             return machine, events, step
-        await self.store.forget_player_games(who.player, [gid])
+        await self.stores.players.forget_player_games(who.player, [gid])
         return None
 
     async def _opened(
@@ -459,8 +459,8 @@ class Races:
         """List a seat's game among the player's games (the store, before the seat is
         written); a player who starts a game is kept (their keys no longer expire). The
         other instances where they are connected."""
-        listed = await self.store.seat_player(player, gid)
-        await self.store.keep_player(player, listed.meta_ttl_ms)
+        listed = await self.stores.players.seat_player(player, gid)
+        await self.stores.players.keep_player(player, listed.meta_ttl_ms)
         return listed.instances
 
     def _route(
@@ -483,7 +483,7 @@ class Races:
 
     async def _join(self, code: str, seat: p.Seat, origin: str) -> tuple[Transition, RaceMachine]:
         async def attempt() -> Plan[tuple[Transition, RaceMachine]]:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
@@ -491,7 +491,7 @@ class Races:
                 return await self._attempt_async(machine, seat, origin)
             if machine.seated(seat.player) and race.status == RaceStatus.RUNNING:
                 # Back in a running race: it answers with where every seat stands.
-                records = await self.store.load_records(machine.gids())
+                records = await self.stores.games.load_records(machine.gids())
                 games = [r for r in records if r is not None]
                 return done((machine.join(seat, games, self.clock.now_ms()), machine))
             if machine.seated(seat.player) or race.status == RaceStatus.DONE:
@@ -499,7 +499,7 @@ class Races:
             instances: list[str] = []
             if not is_bot(seat.player):
                 gid = race_gid(code, seat.player)
-                instances = [self.store.instance, *await self._seat(seat.player, gid)]
+                instances = [self.stores.instance, *await self._seat(seat.player, gid)]
             step = machine.join(seat)
             events = self._route(step, origin, instances)
             change = step.change
@@ -509,7 +509,7 @@ class Races:
                 self.applier.deliver(events)
                 return step, machine
 
-            return Plan(joined, lambda: self.store.write_race(change))
+            return Plan(joined, lambda: self.stores.races.write_race(change))
 
         return await self.runner.run(f"race {code}", attempt)
 
@@ -522,15 +522,15 @@ class Races:
         own = await self.cache.get(gid, fresh=True) if seated else None
         instances: list[str] = []
         if not seated and not is_bot(seat.player):
-            instances = [self.store.instance, *await self._seat(seat.player, gid)]
+            instances = [self.stores.instance, *await self._seat(seat.player, gid)]
         step = machine.join_async(seat, own, self.clock.now_ms())
         change = step.change
         if change is None:
             return done((step, machine))
         if seated:
-            instances = [self.store.instance]
+            instances = [self.stores.instance]
         self._route(step, origin, instances)  # nothing said: the instances hear the race
-        return Plan(lambda: answer((step, machine)), lambda: self.store.write_race(change))
+        return Plan(lambda: answer((step, machine)), lambda: self.stores.races.write_race(change))
 
     async def _seat_bots(
         self, race: RaceRecord, count: int, strength: str, origin: str
@@ -539,8 +539,8 @@ class Races:
         now = self.clock.now_ms()
         for i in range(count):
             seat = bot_seat(i)
-            await self.store.create_bot(seat.player, seat.name, strength, now)
-            await self.store.add_race_bot(race.code, seat.player, strength)
+            await self.stores.players.create_bot(seat.player, seat.name, strength, now)
+            await self.stores.races.add_race_bot(race.code, seat.player, strength)
             try:
                 _step, machine = await self._join(race.code, seat, origin)
             except p.Refused:
