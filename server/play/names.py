@@ -9,7 +9,7 @@ Players who had the same name before names were reserved keep it: the first of t
 say hello reserves it, the others go on under it as its sharers (nobody else can take it,
 each of their board rows is still their own, by player id, and if the holder renames the
 name passes to a sharer). A player may always keep their own name, changing only its case
-or spacing. A player who never plays is forgotten (Store.create_player), and so is the
+or spacing. A player who never plays is forgotten (PlayerRepo.create_player), and so is the
 reservation of its name.
 """
 
@@ -46,7 +46,7 @@ class Names:
         folded = fold_name(name)
         # The player is stored (with its name) before the name is claimed, so a name's
         # holder is always a stored player that has that name: see _claim. The claim lasts
-        # as long as the player does unless it plays (Store.keep_player).
+        # as long as the player does unless it plays (PlayerRepo.keep_player).
         player, token = await stores.players.create_player(name, self.clock.now_ms(), folded)
         if await self._claim(folded, player, stores.players.unplayed_meta_ttl_s * 1000) is not None:
             await stores.players.delete_player(player, token)

@@ -30,7 +30,7 @@ Cluster slot and a Lua script can update them together:
     {ns:index}:running               zset   running race codes, scored by their deadline (ms)
 
 A new player's meta, inst, token and name expire (unplayed_player_ttl_s) until its first
-game lists a gid in its games (Store.keep_player makes them persist).
+game lists a gid in its games (PlayerRepo.keep_player makes them persist).
 
 Pub/sub channel (plain PUBLISH reaches every node of a cluster):
 

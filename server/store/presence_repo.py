@@ -41,10 +41,6 @@ class PresenceRepo:
         """The bus channel on which this instance hears its events."""
         return self.keys.instance_channel(self.instance)
 
-    @property
-    def channel_prefix(self) -> str:
-        return self.keys.instance_channel_prefix()
-
     async def player_instances(self, player: str) -> list[str]:
         """The instances where the player has a connection."""
         return sorted(await self.redis.smembers(self.keys.player_interest(player)))

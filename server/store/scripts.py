@@ -251,7 +251,7 @@ return 1
 # the others who kept that name from before names were reserved. ARGV: the holder it may
 # have now ('' for none), the player to hold it from now on ('' to release it, ARGV[1]
 # giving it up; it passes to one of the others, if any), the milliseconds the claim lasts
-# ('0': for good; a player who has not played yet expires, Store.create_player).
+# ('0': for good; a player who has not played yet expires, PlayerRepo.create_player).
 # A claim succeeds if the name is held by ARGV[1], by nobody, or already by ARGV[2]; returns
 # '' when done, else the player who holds it.
 SWAP_NAME = """
