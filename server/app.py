@@ -24,6 +24,7 @@ from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
 from server.edge.session import Session, SessionContext
 from server.edge.watchers import Watchers
+from server.memory import Bounded, CacheGauges, MemoryDebug
 from server.metrics import Metrics
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
@@ -102,9 +103,38 @@ class App:
         self.replays = Replays(self.store, self.clock, config)
         self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)
         self.daily: DailyService | None = None
+        CacheGauges(self.bounded_caches(), self.metrics.registry)
+        self.memory = MemoryDebug(self.bounded_caches(), self.other_sizes)
+        if config.debug_memory:
+            self.memory.start()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
         self._stop = asyncio.Event()
+
+    def bounded_caches(self) -> dict[str, Bounded]:
+        """Every bounded cache of the process, by the name /metrics gives it. Read here
+        rather than through each owner, so that a new memo is one line in one place."""
+        return {
+            "games": self.cache._items,
+            "game_keys": self.store._game_keys,
+            "race_seats": self.races._seats,
+            "race_lobbies": self.races._lobbies,
+            "replay_marks": self.replays._marks,
+            "spectator_games": self.spectating._replays,
+            "hint_owners": self.solver._known,
+        }
+
+    def other_sizes(self) -> dict[str, int]:
+        """Collections that live as long as what they track (connections, waiters)."""
+        return {
+            "sessions": len(self.sessions),
+            "side_tasks": len(self._tasks),
+            "admission_connections": self.admission.total,
+            "admission_addresses": len(self.admission.per_address),
+            "hub_players": len(self.hub._by_player),
+            "game_turns": len(self.cache._turns),
+            "solver_running": self.solver.running,
+        }
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run a side task that nobody awaits (kept referenced until done)."""
@@ -153,6 +183,7 @@ class App:
             daily=self.daily,
             replays=self.replays,
             races=self.spectating,
+            memory_report=self.memory.report if cfg.debug_memory else None,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -145,6 +145,8 @@ class Config:
     bot_lease_s: float = 10.0  # an instance drives a race's bots while it renews this lease
     bot_solve_budget_s: float = 2.0  # per search of a medium or hard bot
     bot_stall_moves: int = 150  # a bot resigns after this many moves without a card home
+    # Diagnostics (server/memory.py): trace allocations and answer GET /debug/memory.
+    debug_memory: bool = False
 
     @property
     def limits(self) -> Limits:
@@ -405,6 +407,10 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
     "bot_lease_s": ("--bot-lease-s", "SOLITAIRE_BOT_LEASE_S", _positive(float),
                     "seconds before another instance takes over a dead instance's bots "
                     "(default 10)"),
+    "debug_memory": ("--debug-memory", "SOLITAIRE_DEBUG_MEMORY", _bool,
+                     "1: trace memory allocations (tracemalloc; slower, more memory) and "
+                     "answer GET /debug/memory with a JSON report of the caches, objects and "
+                     "allocations; for benches, never on a public server (default 0)"),
 }  # fmt: skip
 
 

@@ -11,6 +11,7 @@
     GET /replay/ID?n=K                    a finished game after K moves (ID: a gid, or RACE:SEAT)
     GET /replay/ID.json                   its deal, moves and result, the `replay` message's fields
     GET /race/CODE                        a race as its spectators see it (reloads itself while on)
+    GET /debug/memory[?baseline=1]        with --debug-memory only: memory report (server/memory.py)
 
 Any other path except the WebSocket endpoint is 404. Unknown games, malformed dates and days
 that have not begun are 404 with a short plain-text reason; so are unknown replays (and every
@@ -91,6 +92,7 @@ class HttpRoutes:
         replays: Replays | None = None,
         races: Spectating | None = None,
         on_scrape: Callable[[], Awaitable[None]] | None = None,
+        memory_report: Callable[[bool], dict[str, Any]] | None = None,
         ws_path: str = "/ws",
     ) -> None:
         self.health = health
@@ -99,6 +101,7 @@ class HttpRoutes:
         self.replays = replays
         self.races = races
         self.on_scrape = on_scrape
+        self.memory_report = memory_report
         self.ws_path = ws_path
         self._json = msgspec.json.Encoder()
 
@@ -128,6 +131,10 @@ class HttpRoutes:
             if self.on_scrape is not None:
                 await self.on_scrape()
             return _response(200, self.metrics.render(), CONTENT_TYPE_LATEST)
+        if path == "/debug/memory" and self.memory_report is not None:
+            # Blocks the loop for as long as the snapshot takes: only with --debug-memory.
+            report = self.memory_report(query.get("baseline") == ["1"])
+            return _response(200, self._json.encode(report), "application/json")
         if path == "/":
             return _redirect("/leaderboard")
         if path == "/leaderboard.json":
