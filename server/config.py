@@ -328,9 +328,10 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                         "gets HTTP 503 (default 10000; 0: no limit)"),
     "max_connections_per_address": ("--max-connections-per-address",
                                     "SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS", _limit(int),
-                                    "connections one client address (IPv4, or IPv6 /64) holds "
-                                    "at once; a WebSocket handshake beyond gets HTTP 429, and "
-                                    "beyond twice as many they are closed unanswered "
+                                    "WebSocket connections one client address (IPv4, or IPv6 "
+                                    "/64) holds at once; a handshake beyond gets HTTP 429, "
+                                    "and beyond twice as many sockets they are closed "
+                                    "unanswered "
                                     "(default 100; 0: no limit)"),
     "max_new_players_per_address_per_hour": (
         "--max-new-players-per-address-per-hour", "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR",
