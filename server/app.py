@@ -39,6 +39,7 @@ from server.play.replays import Replays
 from server.play.spectators import Spectating
 from server.solver_pool import SolverPool
 from server.store.bus import Bus
+from server.store.embedded import Supervision, SupervisionMetrics
 from server.store.redis_client import create_redis
 from server.store.store import Store
 
@@ -48,13 +49,23 @@ log = logging.getLogger(__name__)
 class App:
     """One server process: the store, the bus, the services of each layer, the sessions."""
 
-    def __init__(self, config: Config, redis_url: str, listen: Listen | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        redis_url: str,
+        listen: Listen | None = None,
+        supervision: Supervision | None = None,
+    ) -> None:
+        """`supervision`: the watch of the embedded store this process started, if any."""
         self.config = config
         self.redis_url = redis_url
         self.listen = listen
         self.clock = Clock(config.clock_offset_s)
         self.instance = secrets.token_hex(6)
         self.metrics = Metrics()
+        self.supervision = supervision
+        if supervision is not None:
+            SupervisionMetrics(supervision, self.metrics.registry)
         self.admission = Admission(config, self.metrics)
         self.hub = Hub(Watchers.from_config(config))
         self.sessions: set[Session] = set()
@@ -179,6 +190,7 @@ class App:
         await self.bus.start()
         routes = HttpRoutes(
             health=self.store.ping,
+            store_problem=self.supervision.describe if self.supervision else None,
             metrics=self.metrics,
             daily=self.daily,
             replays=self.replays,

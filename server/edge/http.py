@@ -1,7 +1,7 @@
 """Plain HTTP on the WebSocket port, through websockets' process_request hook.
 
     GET /                                 302 to /leaderboard
-    GET /healthz                          200 when the store answers, 503 otherwise
+    GET /healthz                          200 "ok" when the store answers, else 503 saying why
     GET /metrics                          Prometheus text format (this process's counters)
     GET /leaderboard                      302 to today's board of the first game
     GET /leaderboard.json                 302 to that board's .json
@@ -88,6 +88,7 @@ class HttpRoutes:
         *,
         health: Callable[[], Awaitable[bool]],
         metrics: Metrics,
+        store_problem: Callable[[], str] | None = None,
         daily: DailyService | None = None,
         replays: Replays | None = None,
         races: Spectating | None = None,
@@ -97,6 +98,7 @@ class HttpRoutes:
     ) -> None:
         self.health = health
         self.metrics = metrics
+        self.store_problem = store_problem
         self.daily = daily
         self.replays = replays
         self.races = races
@@ -119,6 +121,9 @@ class HttpRoutes:
 
     async def route(self, path: str, query: dict[str, list[str]]) -> Response:
         if path == "/healthz":
+            problem = self.store_problem() if self.store_problem is not None else ""
+            if problem:  # the embedded store's watch knows more than a failed PING would say
+                return text(503, f"store unavailable: {problem}")
             if await self.health():
                 return text(200, "ok")
             return text(503, "store unreachable")
