@@ -90,7 +90,9 @@ class MemoryDebug:
 
     def report(self, baseline: bool = False) -> dict[str, Any]:
         """The report; with `baseline` (and none taken yet) its snapshot becomes the one
-        later reports measure growth against."""
+        later reports measure growth against. A full collection comes first, so that the
+        figures are of what is alive, not of garbage waiting for the collector's turn."""
+        collected = gc.collect()
         types = objects_by_type()
         out: dict[str, Any] = {
             "rss_kb": rss_kb(),
@@ -98,6 +100,7 @@ class MemoryDebug:
                 n: {"entries": len(c), "capacity": c.capacity} for n, c in self.caches.items()
             },
             "sizes": self.extra(),
+            "collected": collected,
             "objects": sum(types.values()),
             "objects_by_type": dict(types.most_common(TOP)),
             "tracing": tracemalloc.is_tracing(),
