@@ -78,3 +78,24 @@ async def test_the_debug_report_counts_caches_and_what_grew_since_its_baseline(s
     assert any("/server/" in d["where"] and d["growth_kb"] >= 0 for d in report["growth_lines"])
     for _code, seats, _ in races:
         await close_all(seats)
+
+
+async def test_finished_games_leave_the_game_cache(server):
+    """A game that is over takes no more moves: it is not kept in memory (an hour's soak
+    filled the cache with ~800 of them), while a game still played is."""
+    _code, seats, _ = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7)
+    for seat in seats:
+        assert (await seat.play())["t"] == "state"
+
+    def cached() -> float:
+        return gauge(get(server, "/metrics")[1].decode(), "solitaire_cache_entries", "games")
+
+    assert cached() == 2
+    reply = await seats[0].client.request({"t": "resign", "gid": seats[0].gid})
+    assert reply["t"] == "state" and reply["finished"], reply
+    assert cached() == 1  # bob's game goes on
+    # Asked for again, the finished game is read from the store, and still not kept.
+    again = await seats[0].client.request({"t": "get", "gid": seats[0].gid})
+    assert again["t"] == "state" and again["finished"] and again["n"] == 1, again
+    assert cached() == 1
+    await close_all(seats)
