@@ -142,7 +142,7 @@ class SolverPool:
         self._waiting: dict[str, deque[_Job]] = {lane: deque() for lane in LANES}
         self._admitted = dict.fromkeys(LANES, 0)  # jobs waiting or running, per lane
         self._running = 0
-        self._owners: set[str] = set()  # owners with a job waiting or running
+        self._owners: dict[str, _Job] = {}  # owners with a job waiting or running: that job
         self._known: LRU[str, _Owner] = LRU(owners_remembered)
         self._last_lane = HINTS  # the last of BOTS and HINTS a worker was given
         self._arrivals = itertools.count()
@@ -196,7 +196,7 @@ class SolverPool:
                 future = asyncio.get_running_loop().create_future()
                 job = _Job(fn, args, lane, owner, future, arrival)
                 if owner is not None:
-                    self._owners.add(owner)
+                    self._owners[owner] = job
                 self._waiting[lane].append(job)
                 self._dispatch()
                 try:
@@ -292,8 +292,10 @@ class SolverPool:
 
     def _stop_search(self, job: _Job) -> None:
         """The caller of a running job left: its search is ended in its worker (which is
-        then free), and it is neither charged nor answered."""
+        then free), and it is neither charged nor answered; its owner may ask again at
+        once (their next job may start while this one stops)."""
         job.abandoned = True
+        self._release_owner(job)
         slots = self._slots
         if slots is None or job.slot < 0 or job.executor is not self._executor:
             return
@@ -331,8 +333,8 @@ class SolverPool:
         self._dispatch()
 
     def _release_owner(self, job: _Job) -> None:
-        if job.owner is not None:
-            self._owners.discard(job.owner)
+        if job.owner is not None and self._owners.get(job.owner) is job:
+            del self._owners[job.owner]
 
     def _drop(self, executor: ProcessPoolExecutor | None) -> None:
         if executor is not None and executor is self._executor:

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 # Requests whose only effect is their answer, and which hold a solver worker meanwhile:
 # a closed connection's are dropped if queued, cancelled if under way.
 ANSWER_ONLY = (p.Hint,)
+PEER_CHECK_S = 0.25  # how often a connection waiting for one of them is checked
 
 
 @dataclass
@@ -154,7 +155,16 @@ class Session:
         search = self._loop.create_task(self._dispatch(request))
         self._search = search
         try:
-            await asyncio.wait([search])
+            await asyncio.wait([search], timeout=PEER_CHECK_S)
+            while not search.done():
+                # With a full inbox reading is paused, and a client that left is noticed
+                # only by asking the socket.
+                if self.ws.peer_gone():
+                    log.info("connection %s (player %s) gone during a %s: stopped", self.uid,
+                             self.player, type(request).__name__)  # fmt: skip
+                    search.cancel()
+                    self.ws.transport.abort()
+                await asyncio.wait([search], timeout=PEER_CHECK_S)
         finally:
             self._search = None
         if not search.cancelled():

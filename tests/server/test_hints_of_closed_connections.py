@@ -48,26 +48,31 @@ async def test_a_search_whose_caller_left_frees_its_worker_and_is_not_charged() 
 async def test_a_closed_connections_hints_hold_neither_the_solver_nor_the_players_share(
     servers: ServerFactory,
 ) -> None:
-    """One worker; a hint may search 100 s, and a player's share is 2 s at first. A player
-    pipelines five hints on a hard deal and closes the connection 3 s into the first: the
-    next player's hint is answered (the worker is free, not busy for 500 s), and the first
-    player, back on a new connection, gets a hint at once (neither "one hint at a time" nor
-    over their share)."""
+    """One worker, hints of 1 s, and a player's share 2 s at first. A player pipelines 20
+    hints on a deal whose every search spends its budget (more than the server reads
+    ahead: it stops reading that connection, so it sees the end only by asking the
+    socket) and aborts the connection while the first is searched: that search is
+    stopped, the 19 others never run, the next player's hint is answered, and the first
+    player, back on a new connection, gets a hint at once (neither "one hint at a time"
+    nor over their share, as 20 searches of 1 s would have made them)."""
     server = servers.start(env={
-        "SOLITAIRE_SOLVER_WORKERS": "1", "SOLITAIRE_HINT_BUDGET_S": "100",
+        "SOLITAIRE_SOLVER_WORKERS": "1", "SOLITAIRE_HINT_BUDGET_S": "1",
         "SOLITAIRE_HINT_BURST_S": "2", "SOLITAIRE_HINT_SHARE": "0.01",
-        "SOLITAIRE_DAILY_PREPARE_AHEAD": "0",
+        "SOLITAIRE_DAILY_PREPARE_AHEAD": "0", "SOLITAIRE_LOG_LEVEL": "DEBUG",
     })  # fmt: skip
     quitter = await Client.connect(server.ws_url)
     await quitter.hello("quitter")
     easy = await quitter.request({"t": "practice", **EASY})
     hard = await quitter.request({"t": "practice", **HARD})
-    for _ in range(5):
+    for _ in range(20):
         await quitter.send({"t": "hint", "gid": hard["gid"]})
-    await asyncio.sleep(3)  # the first is being searched, the others wait
+    await asyncio.sleep(0.5)  # the first is being searched, the others wait
+    quitter.ws.transport.abort()
     await quitter.close()
 
     async with asyncio.timeout(HANG_S):
+        while "gone during a Hint: stopped" not in server.log_text():
+            await asyncio.sleep(0.05)
         async with Client.connect(server.ws_url) as other:
             await other.hello("other")
             mine = await other.request({"t": "practice", **EASY})
@@ -78,4 +83,5 @@ async def test_a_closed_connections_hints_hold_neither_the_solver_nor_the_player
             reply = await back.request({"t": "hint", "gid": easy["gid"]}, timeout=HANG_S)
             assert reply["t"] == "hint", reply
     log = server.log_text()
+    assert f"{hard['gid']}: hint at" not in log  # not one search of the 20 was answered
     assert "Traceback" not in log, log
