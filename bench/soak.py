@@ -25,6 +25,11 @@ stops by itself):
   no shorter and no longer), stops the server with SIGTERM and reads its log for ERROR
   lines.
 
+With `--memory-report` the server runs with `--debug-memory`, and every `--memory-every`
+seconds (600) the soak reads its /debug/memory report (bench/soak_memory.py): RSS by window,
+the slope over the last half of the run, the bounded caches' sizes, and what grew between
+the first and the last report by object type and by source line.
+
 Reports requests by kind, what each kind of load did, real errors by kind (the abusive
 client's expected refusals counted apart), p50/p99 acknowledgement time of moves,
 memory at start and end and its growth per hour (a least-squares line through the
