@@ -24,6 +24,7 @@ from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
 from server.edge.session import Session, SessionContext
 from server.edge.watchers import Watchers
+from server.edge.webclient import WebClient
 from server.memory import Bounded, CacheGauges, MemoryDebug
 from server.metrics import Metrics
 from server.play.bots import BotRunner
@@ -196,6 +197,8 @@ class App:
             replays=self.replays,
             races=self.spectating,
             memory_report=self.memory.report if cfg.debug_memory else None,
+            web=WebClient(),
+            allowed_origins=cfg.allowed_origins,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
