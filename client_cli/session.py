@@ -11,9 +11,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, fields
 
+from client_cli.endings import finish_notes
 from client_cli.messages import Event, Welcomed
 from client_cli.moves import legal_moves
 from protocol import (
+    ChallengesReply,
     Created,
     LeaderboardReply,
     Lobby,
@@ -44,6 +46,9 @@ class Seat:
     finished: bool = False
     elapsed_ms: int = 0
     heard: bool = False  # a `progress` (or, for oneself, a `state`) has told where they are
+    # An earlier run of an asynchronous race: its figures are those it had at one's own
+    # elapsed time, and `elapsed_ms` its clock then.
+    ghost: bool = False
 
 
 @dataclass
@@ -80,6 +85,10 @@ class GameSession:
     # One's own game's score after each move seen (move count -> score), for a daily's share.
     scores: dict[int, int] = field(default_factory=dict)
     _legal: tuple[int, list[str]] | None = None
+    # An asynchronous race (a challenge): each seat on its own clock, the others as ghosts;
+    # it stays open until `closes_at_ms` (once known) or until every seat has played.
+    async_race: bool = False
+    closes_at_ms: int | None = None
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -119,6 +128,7 @@ class GameSession:
             return True
         if isinstance(message, Start) and self._is_my_race(message.race):
             self.start = message
+            self.async_race = self.async_race or message.async_
             if message.ends_at_ms is not None:
                 self.time_limit_s = (message.ends_at_ms - message.starts_at_ms) // 1000
             if self.phase in ("connecting", "lobby"):
@@ -130,7 +140,15 @@ class GameSession:
             seat.won, seat.over, seat.finished = message.won, message.over, message.finished
             seat.elapsed_ms = message.elapsed_ms
             seat.heard = True
+            seat.ghost = message.ghost
             return True
+        if isinstance(message, ChallengesReply) and self.kind == "race":
+            for entry in message.races:
+                if entry.race == self.race:
+                    self.async_race = True
+                    self.closes_at_ms = entry.closes_at_ms
+                    return True
+            return False
         if isinstance(message, Result) and self._is_my_race(message.race):
             if message == self.result:
                 return False  # sent again (asked for after a reconnect): nothing new
@@ -138,6 +156,11 @@ class GameSession:
             own = self.state
             self.time_up = own is not None and not own.finished and self.phase == "playing"
             self.phase = "result"
+            # Every seat's final figures (a finished race joined later has had no `progress`).
+            for s in message.standings:
+                seat = self.seats.setdefault(s.player, Seat(s.player, s.name))
+                seat.score, seat.moves, seat.heard = s.score, s.moves, True
+                seat.won, seat.finished, seat.elapsed_ms = s.won, True, s.time_ms
             return True
         if isinstance(message, RematchOffer) and self.kind == "race":
             if message.race != self.race or message == self.rematch_offer:
@@ -237,6 +260,16 @@ class GameSession:
         if self._legal is None or self._legal[0] != id(state):
             self._legal = (id(state), legal_moves(state.view))
         return self._legal[1]
+
+    def finish_notes(self) -> dict[str, str]:
+        """How each seat's game ended, for the standings (client_cli/endings.py)."""
+        if self.result is None:
+            return {}
+        limit = self.limit_ms()
+        if limit is None and self.time_limit_s is not None:
+            limit = self.time_limit_s * 1000
+        over = {pid for pid, seat in self.seats.items() if seat.over}
+        return finish_notes(self.result, over, limit)
 
     def limit_ms(self) -> int | None:
         if self.start is None or self.start.ends_at_ms is None:

@@ -16,20 +16,24 @@ from server import collector
 from server.clock import Clock
 from server.config import Config
 from server.daily.deals import DailyDeals
+from server.daily.seeds import DaySeeds
 from server.daily.service import DailyRequests, DailyService
 from server.edge.admission import Admission, NewPlayers
 from server.edge.connection import InboxConnection, Limits, Listen, serve_connections
 from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
+from server.edge.reach import reach_lines
 from server.edge.session import Session, SessionContext
 from server.edge.watchers import Watchers
 from server.edge.webclient import WebClient
 from server.memory import Bounded, CacheGauges, MemoryDebug
 from server.metrics import Metrics
+from server.play.bot_races import StartedBotRaces
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
 from server.play.game_machine import GameRules
+from server.play.ghosts import Ghosts
 from server.play.moves import Moves
 from server.play.names import Names
 from server.play.players import Players
@@ -76,7 +80,7 @@ class App:
         self.cache = LiveGames(self.store, config.game_cache_size, self.metrics)
         self.bus = Bus(
             create_redis(config, redis_url, decode_responses=False),
-            self.store.keys.instance_channel(self.instance),
+            self.store.instance_channel,
             self.hub.deliver,
         )
         self.solver = SolverPool(
@@ -89,7 +93,33 @@ class App:
         deliver = self.hub.deliver
         names = Names(self.store, self.clock, self.metrics)
         self.players = Players(self.store, self.cache, self.clock, names)
-        self.races = Races(self.store, self.cache, self.clock, config, deliver)
+        bot_races = StartedBotRaces()
+        hub = self.hub
+        cache = self.cache
+
+        def game_finished(gid: str) -> bool:
+            live = cache.peek(gid)
+            return live is not None and live.record.finished
+
+        self.ghosts = Ghosts(
+            self.store, self.clock, deliver, lambda pl: bool(hub.sessions(pl)), game_finished
+        )
+        self.races = Races(
+            self.store, self.cache, self.clock, config, deliver, bot_races, self.ghosts
+        )
+        # The daily deals' secret is read at start-up (run), before anyone plays.
+        self.day_seeds = DaySeeds()
+        self.daily_deals = DailyDeals(
+            self.store, self.day_seeds.seed, self.solver, config, self.instance
+        )
+        self.daily = DailyService(
+            self.store,
+            self.day_seeds,
+            self.clock.now_s,
+            engine.GAMES,
+            self.metrics,
+            self.daily_deals,
+        )
         self.moves = Moves(
             self.store,
             self.cache,
@@ -97,10 +127,12 @@ class App:
             self.clock,
             self.metrics,
             deliver,
+            self.daily,
             GameRules.of(config),
         )
-        self.bots = BotRunner(self.store, self.cache, self.moves, self.solver, self.clock, config)
-        self.races.bots = self.bots
+        self.bots = BotRunner(
+            self.store, self.cache, self.moves, self.solver, self.clock, config, bot_races
+        )
         self.presence = Presence(self.store, self.races, config)
         self.practice = Practice(
             self.store,
@@ -114,7 +146,6 @@ class App:
         )
         self.replays = Replays(self.store, self.clock, config)
         self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)
-        self.daily: DailyService | None = None
         CacheGauges(self.bounded_caches(), self.metrics.registry)
         self.memory = MemoryDebug(self.bounded_caches(), self.other_sizes)
         if config.debug_memory:
@@ -122,6 +153,29 @@ class App:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
         self._stop = asyncio.Event()
+        self.session_context = SessionContext(
+            instance=self.instance,
+            config=config,
+            metrics=self.metrics,
+            admission=self.admission,
+            new_players=NewPlayers(config, self.store, self.clock, self.metrics),
+            hub=self.hub,
+            decoder=p.RequestDecoder(config.limits),
+            players=self.players,
+            presence=self.presence,
+            handlers=build_handlers(
+                self.races,
+                self.moves,
+                self.practice,
+                DailyRequests(self.daily, self.cache, self.clock.now_ms),
+                self.replays,
+                self.spectating,
+            ),
+            spawn=self.spawn,
+            ids=self._ids,
+            sessions=self.sessions,
+            draining=lambda: self.draining,
+        )
 
     def bounded_caches(self) -> dict[str, Bounded]:
         """Every bounded cache of the process, by the name /metrics gives it. Read here
@@ -159,35 +213,7 @@ class App:
     async def run(self) -> None:
         cfg = self.config
         await self.store.open()
-        secret = await self.store.secret(cfg.secret)
-        self.daily = DailyService(
-            self.store, secret.encode(), self.clock.now_s, engine.GAMES, self.metrics
-        )
-        self.daily.deals = DailyDeals(self.store, self.daily.seed, self.solver, cfg, self.instance)
-        self.moves.daily = self.daily
-        self.session_context = SessionContext(
-            instance=self.instance,
-            config=cfg,
-            metrics=self.metrics,
-            admission=self.admission,
-            new_players=NewPlayers(cfg, self.store, self.clock, self.metrics),
-            hub=self.hub,
-            decoder=p.RequestDecoder(cfg.limits),
-            players=self.players,
-            presence=self.presence,
-            handlers=build_handlers(
-                self.races,
-                self.moves,
-                self.practice,
-                DailyRequests(self.daily, self.cache, self.clock.now_ms),
-                self.replays,
-                self.spectating,
-            ),
-            spawn=self.spawn,
-            ids=self._ids,
-            sessions=self.sessions,
-            draining=lambda: self.draining,
-        )
+        self.day_seeds.use((await self.store.secret_or_new(cfg.secret)).encode())
         await self.bus.start()
         routes = HttpRoutes(
             health=self.store.ping,
@@ -198,7 +224,7 @@ class App:
             races=self.spectating,
             memory_report=self.memory.report if cfg.debug_memory else None,
             web=WebClient(),
-            allowed_origins=cfg.allowed_origins,
+            allowed_origins=cfg.web_origins,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -232,6 +258,9 @@ class App:
                 "solitaire-server %s listening on ws://%s:%d/ws (namespace %s)",
                 self.instance, cfg.host, self.port, cfg.namespace,
             )  # fmt: skip
+            if self.listen is None:  # workers: their supervisor says it once
+                for line in reach_lines(cfg.public_url, cfg.host, self.port):
+                    log.info("%s", line)
             # Everything made so far lives as long as the process; from here on the
             # collector runs on our schedule (server/collector.py says why).
             collector.schedule(cfg.gc_young_threshold)
@@ -241,7 +270,7 @@ class App:
                 asyncio.create_task(collector.run(cfg.gc_full_every_s), name="collector"),
             ]
             if cfg.daily_prepare_ahead:
-                deals = self.daily.deals.run_ahead(engine.GAMES, self.clock.now_s)
+                deals = self.daily_deals.run_ahead(engine.GAMES, self.clock.now_s)
                 background.append(asyncio.create_task(deals, name="daily-deals"))
             await self._stop.wait()
             log.info("shutting down: no new connections, finishing requests in flight")
@@ -256,6 +285,7 @@ class App:
             if stuck:
                 log.warning("shutting down without %s", ", ".join(t.get_name() for t in stuck))
             await self.bots.stop()
+            await self.ghosts.close()
             self.solver.close()
             await server.wait_closed()
         await self.store.close()
@@ -301,5 +331,4 @@ class App:
         running = await self.races.reap(full)
         if full:
             self.metrics.races_running.set(running)
-        if self.daily is not None:
-            await self.daily.sweep(self.clock.now_ms())
+        await self.daily.sweep(self.clock.now_ms())

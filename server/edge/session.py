@@ -29,7 +29,7 @@ from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.metrics import Metrics
 from server.play.players import Players, Who
 from server.play.presence import Presence
-from server.store.errors import STORE_ERRORS
+from server.store.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -247,11 +247,11 @@ class Session:
             return True
         except ConnectionClosed:
             raise
+        except StoreUnavailable as exc:
+            log.warning("player %s: store unavailable: %s", self.player, exc)
+            self.send(exc.reply(request.id))
         except p.Refused as refused:
             self.send(refused.reply(request.id))
-        except STORE_ERRORS as exc:
-            log.warning("player %s: store unavailable: %s", self.player, exc)
-            self.error(p.UNAVAILABLE, "the store is unavailable; try again", request.id)
         except Exception:
             log.exception("player %s: %s failed", self.player, type(request).__name__)
             self.error(p.INTERNAL, "internal error", request.id)
@@ -267,18 +267,26 @@ class Session:
         a token makes one)."""
         ctx, address = self.ctx, self.ws.address
         if request.token is not None:
-            return await ctx.players.hello(request, self.uid)
+            return self._public(await ctx.players.hello(request, self.uid))
         await ctx.new_players.take(address)
         try:
-            return await ctx.players.hello(request, self.uid)
+            return self._public(await ctx.players.hello(request, self.uid))
         except p.Refused:
             # No player was made (a taken name, a wrong version, the store failing).
             try:
                 await ctx.new_players.give_back(address)
-            except STORE_ERRORS as exc:
+            except StoreUnavailable as exc:
                 log.warning("connection %s: new player of %s not given back: %s",
                             self.uid, address, exc)  # fmt: skip
             raise
+
+    def _public(self, welcomed: tuple[Who, list[p.Message]]) -> tuple[Who, list[p.Message]]:
+        """The welcome with the server's public address, when its operator set one."""
+        url = self.ctx.config.public_url
+        who, replies = welcomed
+        if url is not None and replies and isinstance(replies[0], p.Welcome):
+            replies[0].url = url
+        return who, replies
 
     # ------------------------------------------------------------ sending
 

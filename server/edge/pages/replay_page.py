@@ -15,8 +15,8 @@ from html import escape
 from urllib.parse import quote
 
 import protocol as p
+from server.domain.ids import race_gid
 from server.edge.pages import _template, format_time, game_title, leaderboard_path
-from server.store.keys import race_gid
 
 # The arrow keys follow the page's own links (marked data-key); the hint is written by the
 # script itself, so that a browser without JavaScript does not promise keys that do nothing.
@@ -147,8 +147,8 @@ def render_replay(replay: p.ReplayReply, n: int, board: str) -> str:
     """The page of position `n` (after n moves) of a replay; `board` is its text drawing.
     `replay` carries the moves around `n` (move n among them, when n > 0)."""
     r = replay.result
-    summary = [outcome(r), f"score {r.score}/{r.max_score}", f"{r.moves} moves",
-               format_time(r.time_ms)]  # fmt: skip
+    moves = f"{r.moves} move{'' if r.moves == 1 else 's'}"
+    summary = [outcome(r), f"score {r.score}/{r.max_score}", moves, format_time(r.time_ms)]
     if r.rank is not None and r.of is not None:
         summary.append(f"rank {r.rank} of {r.of}")
     played = "The deal"
