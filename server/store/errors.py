@@ -2,9 +2,10 @@
 
 Every public coroutine of the store's classes (its repositories of players, games, races,
 the daily challenge and presence, the batches they share, the leaderboards and stats, the
-leases, and Stores, which wires them) is wrapped by `unavailable_on_failure`, so that the layers above catch one error
-and never import a Redis client's: a Redis failure anywhere in the store reaches them as
-StoreUnavailable (a `Refused` with code `unavailable`, which the session answers as such).
+leases, and Stores, which wires them) is wrapped by `unavailable_on_failure`, so that the
+layers above catch one error and never import a Redis client's: a Redis failure anywhere in
+the store reaches them as StoreUnavailable (a `Refused` with code `unavailable`, which the
+session answers as such).
 """
 
 from __future__ import annotations
