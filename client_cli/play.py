@@ -16,7 +16,15 @@ from typing import Any, Protocol
 
 import protocol as p
 from client_cli.connection import Connection, ConnectionLost
-from client_cli.messages import Event, ProtocolError, ServerError, Welcomed, as_plain, expect
+from client_cli.messages import (
+    Event,
+    Incoming,
+    ProtocolError,
+    ServerError,
+    Welcomed,
+    as_plain,
+    expect,
+)
 from client_cli.moves import help_text, resolve
 from client_cli.session import GameSession, Seat
 
@@ -190,7 +198,7 @@ class Play:
                 text += f" {new.name} is the host now."
         self.tell(text)
 
-    def _annotated(self, message: Event) -> dict[str, Any]:
+    def _annotated(self, message: Incoming) -> dict[str, Any]:
         """States go out with the legal moves (from the engine, on the public view) for bots."""
         fields = as_plain(message)
         if isinstance(message, p.State) and self.session.state is not None:
@@ -214,6 +222,8 @@ class Play:
         finished race's `result`.
         """
         race = self.session.race
+        if race is None:  # behind_after_reconnect() asks only of a known race
+            return
         try:
             # Not resent: should this connection drop too, the next welcome asks again.
             reply = await self.conn.request(p.Join(race=race), resend=False)

@@ -69,13 +69,13 @@ class Replayer:
             if i % CHECKPOINT == 0:
                 self._checkpoints.append(game.copy())
         self.final = game
-        self._at: tuple[int, Any] = (replay.n, game.copy())
+        self._at: tuple[int, engine.Game] = (replay.n, game.copy())
 
     @property
     def n(self) -> int:
         return self.replay.n
 
-    def game_at(self, n: int) -> Any:
+    def game_at(self, n: int) -> engine.Game:
         """The engine's game after the first `n` moves (0: the deal)."""
         n = max(0, min(n, self.n))
         at, game = self._at
@@ -88,7 +88,7 @@ class Replayer:
         return game
 
     def view_at(self, n: int) -> dict[str, Any]:
-        return self.game_at(n).view()  # type: ignore[no-any-return]
+        return self.game_at(n).view()
 
     def ends_as_stored(self) -> bool:
         """The replay's last position is the stored result's (as the server must ensure)."""

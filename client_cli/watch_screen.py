@@ -9,7 +9,7 @@ leaves. Redrawn whenever a message arrives, and every second for the clocks.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -17,7 +17,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import Dimension, FormattedTextControl, HSplit, Layout, VSplit, Window
 
 from client_cli.boards import game_title, render
-from client_cli.boards.canvas import Canvas, Fragment
+from client_cli.boards.canvas import Canvas
 from client_cli.fullscreen import full_screen_app
 from client_cli.panels import MAIN_WIDTH, NAME_WIDTH, SIDE_WIDTH, result_lines
 from client_cli.session import clock
@@ -27,7 +27,9 @@ from client_cli.watching import WatchSession
 BODY_HEIGHT = 20
 
 
-def board_panel(session: WatchSession, theme: Theme, height: int = BODY_HEIGHT) -> list[Fragment]:
+def board_panel(
+    session: WatchSession, theme: Theme, height: int = BODY_HEIGHT
+) -> StyleAndTextTuples:
     """The shown seat's board under a line naming it; the lobby before the start; the
     standings once the race is over (until another board is asked for)."""
     strong, label = theme.style("class:title"), theme.style("class:label")
@@ -104,7 +106,7 @@ def _figure(value: int | None) -> str:
 
 
 class WatchScreen:
-    def __init__(self, session: WatchSession, theme: Theme, on_quit: Any) -> None:
+    def __init__(self, session: WatchSession, theme: Theme, on_quit: Callable[[], None]) -> None:
         self.session = session
         self.theme = theme
         self.on_quit = on_quit

@@ -59,10 +59,10 @@ class WatchSession:
         if isinstance(message, Lobby):
             self.game, self.host = message.game, message.host
             seats = {}
-            for s in message.players:
-                seat = self.seats.get(s.player) or WatchSeat(s.player, s.name)
-                seat.name = s.name
-                seats[s.player] = seat
+            for player in message.players:
+                known = self.seats.get(player.player) or WatchSeat(player.player, player.name)
+                known.name = player.name
+                seats[player.player] = known
             self.seats = seats
             self.focus = min(self.focus, max(len(seats) - 1, 0))
             if self.phase == "connecting":
@@ -95,11 +95,11 @@ class WatchSession:
         if isinstance(message, Result):
             self.result = message
             self.phase = "done"
-            for s in message.standings:
-                seat = self.seats.get(s.player)
+            for standing in message.standings:
+                seat = self.seats.get(standing.player)
                 if seat is not None:
-                    seat.score, seat.moves, seat.finished = s.score, s.moves, True
-                    seat.elapsed_ms, seat.won = s.time_ms, s.won
+                    seat.score, seat.moves, seat.finished = standing.score, standing.moves, True
+                    seat.elapsed_ms, seat.won = standing.time_ms, standing.won
             self.notice = "The race is over. s: the standings; Tab: the boards; Enter or q leaves."
             return True
         return False

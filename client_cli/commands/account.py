@@ -14,17 +14,16 @@ import getpass
 import json
 import os
 import sys
-from typing import Any
 
-from client_cli.commands import add_command
+from client_cli.commands import Subcommands, add_command
 from client_cli.commands.context import UsageError
-from client_cli.config import MAX_NAME, Config, normalise_server
+from client_cli.config import DEFAULT_SERVER, MAX_NAME, Config, normalise_server
 
 PREFIX = "sr1."
 MAX_TOKEN = 128
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     account = add_command(
         subparsers,
         "account",
@@ -132,7 +131,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _server(args: argparse.Namespace, config: Config) -> str:
-    server = args.server or os.environ.get("SOLITAIRE_SERVER") or config.server
+    server = args.server or os.environ.get("SOLITAIRE_SERVER") or config.server or DEFAULT_SERVER
     try:
         return normalise_server(server)
     except ValueError as exc:

@@ -7,7 +7,7 @@ import logging
 import os
 
 from client_cli.config import DEFAULT_SERVER, MAX_NAME, Config, normalise_server
-from client_cli.runner import Context
+from client_cli.context import Context
 from client_cli.theme import Theme
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
 
 import protocol as p
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.race import PLAY_HELP
 from client_cli.commands.solve import _seed
@@ -22,7 +21,7 @@ solver for a good next move. Nothing here is ranked.
 """
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     parser = add_command(
         subparsers,
         "practice",

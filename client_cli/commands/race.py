@@ -6,10 +6,9 @@ import argparse
 import asyncio
 import logging
 import sys
-from typing import Any
 
 import protocol as p
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
@@ -38,7 +37,7 @@ game (the screen asks first), quit leaves (the game stays open to come back to).
 """
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     race = add_command(
         subparsers,
         "race",

@@ -11,9 +11,10 @@ from typing import Any
 
 import protocol as p
 from client_cli.boards import game_title, render_text
-from client_cli.commands import add_command
+from client_cli.commands import Subcommands, add_command
 from client_cli.commands.context import UsageError, build_context
 from client_cli.connection import ConnectError, ConnectionLost
+from client_cli.context import Context
 from client_cli.messages import ProtocolError, ServerError, as_plain, expect
 from client_cli.replay import (
     DEFAULT_SPEED,
@@ -26,7 +27,6 @@ from client_cli.replay import (
     web_page,
     whose,
 )
-from client_cli.runner import Context
 from client_cli.session import clock
 
 KEYS_HELP = (
@@ -41,7 +41,7 @@ KEYS_HELP = (
 )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     parser = add_command(
         subparsers,
         "replay",

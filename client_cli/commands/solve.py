@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
-from typing import Any
 
 import protocol as p
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from engine.solve import solve
 
 SEED_MAX = p.SEED_MAX
@@ -23,7 +22,7 @@ VERDICTS = {
 }
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     parser = add_command(
         subparsers,
         "solve",
