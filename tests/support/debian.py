@@ -15,6 +15,7 @@ import subprocess
 import pytest
 
 INSTALL_TIMEOUT_S = 900
+LOCK_WAIT_S = 600
 
 
 def _install(package: str) -> str | None:
@@ -24,12 +25,17 @@ def _install(package: str) -> str | None:
     if os.geteuid() != 0:
         return f"install it with: sudo apt-get install -y {package}"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-qq", package]
+    # Another apt-get (a second test process, a package being installed by hand) may hold
+    # dpkg's lock for a while: wait for it rather than skip a test that could have run.
+    lock_wait = ["-o", f"DPkg::Lock::Timeout={LOCK_WAIT_S}"]
+    install = ["apt-get", *lock_wait, "install", "-y", "-qq", package]
     done = subprocess.run(
         install, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
     )
     if done.returncode != 0:  # the package lists may be missing or stale: refresh once
-        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True, timeout=600)
+        subprocess.run(
+            ["apt-get", *lock_wait, "update", "-qq"], env=env, capture_output=True, timeout=600
+        )
         done = subprocess.run(
             install, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
         )
