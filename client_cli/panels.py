@@ -8,8 +8,8 @@ import textwrap
 
 from client_cli.boards import game_title
 from client_cli.boards.canvas import Canvas, Fragment
+from client_cli.game_session import GameSession, clock
 from client_cli.moves import game_moves
-from client_cli.session import GameSession, clock
 from client_cli.theme import Theme
 from protocol import Entry, LeaderboardReply, RematchOffer, Result
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import protocol as p
 from client_cli.connection import Connection, ConnectionLost
+from client_cli.game_session import GameSession, Seat
 from client_cli.messages import (
     Event,
     Incoming,
@@ -26,7 +27,6 @@ from client_cli.messages import (
     expect,
 )
 from client_cli.moves import help_text, resolve
-from client_cli.session import GameSession, Seat
 
 log = logging.getLogger(__name__)
 

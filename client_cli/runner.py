@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 from client_cli.connection import ConnectError, Connection, ConnectionLost
 from client_cli.context import Context
 from client_cli.failures import fail, in_words
+from client_cli.game_session import GameSession
 from client_cli.messages import ProtocolError, ServerError
 from client_cli.plain_front import PlainFront, plain_loop
 from client_cli.play import Play
-from client_cli.replay import web_base
-from client_cli.session import GameSession
+from client_cli.replay_refs import web_base
 from client_cli.summary import daily_share, summary
 
 if TYPE_CHECKING:

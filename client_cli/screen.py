@@ -37,6 +37,7 @@ from prompt_toolkit.layout.processors import BeforeInput
 
 from client_cli.boards import game_title, render
 from client_cli.fullscreen import full_screen_app
+from client_cli.game_session import GameSession
 from client_cli.panels import (
     MAIN_WIDTH,
     SIDE_WIDTH,
@@ -46,7 +47,6 @@ from client_cli.panels import (
     side_panel,
 )
 from client_cli.play import Play
-from client_cli.session import GameSession
 from client_cli.theme import Theme
 
 BODY_HEIGHT = 20

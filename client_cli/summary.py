@@ -3,8 +3,8 @@ board and its share text, or how to carry on."""
 
 from __future__ import annotations
 
+from client_cli.game_session import GameSession
 from client_cli.panels import leaderboard_lines, plain_text, result_lines
-from client_cli.session import GameSession
 from client_cli.share import share_text
 from client_cli.theme import Theme
 

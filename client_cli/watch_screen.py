@@ -19,8 +19,8 @@ from prompt_toolkit.layout import Dimension, FormattedTextControl, HSplit, Layou
 from client_cli.boards import game_title, render
 from client_cli.boards.canvas import Canvas
 from client_cli.fullscreen import full_screen_app
+from client_cli.game_session import clock
 from client_cli.panels import MAIN_WIDTH, NAME_WIDTH, SIDE_WIDTH, result_lines
-from client_cli.session import clock
 from client_cli.theme import Theme
 from client_cli.watching import WatchSession
 

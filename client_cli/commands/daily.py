@@ -16,12 +16,12 @@ from client_cli.commands.race import PLAY_HELP
 from client_cli.connection import Connection
 from client_cli.context import Context
 from client_cli.failures import fail
+from client_cli.game_session import GameSession
 from client_cli.messages import ServerError, as_plain
 from client_cli.panels import leaderboard_lines, plain_text
 from client_cli.plain_front import PlainFront
 from client_cli.play import AROUND_ME_LIMIT, Play
 from client_cli.runner import SetupEnded, play_game
-from client_cli.session import GameSession
 from client_cli.share import share_text
 from client_cli.summary import SHARE_INTRO
 from client_cli.terminal_input import ask_yes_no

@@ -11,9 +11,9 @@ from client_cli.commands.context import build_context
 from client_cli.commands.race import PLAY_HELP
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.game_session import GameSession
 from client_cli.play import Play
 from client_cli.runner import play_game
-from client_cli.session import GameSession
 
 PRACTICE_HELP = """\
 Practice only: undo (or u) takes back your last move, hint (or i) asks the server's

@@ -12,10 +12,10 @@ from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.game_session import GameSession, Seat
 from client_cli.messages import ServerError
 from client_cli.play import Play
 from client_cli.runner import play_game
-from client_cli.session import GameSession, Seat
 
 log = logging.getLogger(__name__)
 

@@ -15,19 +15,10 @@ from client_cli.commands import Subcommands, add_command
 from client_cli.commands.context import UsageError, build_context
 from client_cli.connection import ConnectError, ConnectionLost
 from client_cli.context import Context
+from client_cli.game_session import clock
 from client_cli.messages import ProtocolError, ServerError, as_plain, expect
-from client_cli.replay import (
-    DEFAULT_SPEED,
-    SPEEDS,
-    BadReference,
-    Replayer,
-    Stepper,
-    outcome,
-    parse_ref,
-    web_page,
-    whose,
-)
-from client_cli.session import clock
+from client_cli.replay_refs import BadReference, parse_ref, web_page
+from client_cli.replayer import DEFAULT_SPEED, SPEEDS, Replayer, Stepper, outcome, whose
 
 KEYS_HELP = (
     "Keys: Right and Left (or l and h) step one move, Home and End jump to the deal and to "

@@ -10,8 +10,8 @@ import msgspec
 import engine
 import protocol as p
 from client_cli.connection import Backoff
+from client_cli.game_session import GameSession, clock
 from client_cli.messages import Welcomed
-from client_cli.session import GameSession, clock
 
 DECODER = p.MessageDecoder()
 
