@@ -8,6 +8,8 @@ import json
 import sys
 from typing import Any
 
+from client_cli.game_kind import GameKind
+from client_cli.game_phase import Phase
 from client_cli.play import Play
 from client_cli.terminal_input import stdin_lines
 
@@ -30,7 +32,7 @@ async def plain_loop(play: Play) -> None:
     lines = stdin_lines()
     # A daily's rank ends the session; a race's result does not, so that a script may
     # ask for (or join) a rematch: it ends with the input, an empty line or `quit`.
-    ends_when_over = play.session.kind != "race"
+    ends_when_over = play.session.kind is not GameKind.RACE
     leave = asyncio.create_task(play.leave.wait())
     over: asyncio.Task[bool] | None = None
     try:
@@ -50,7 +52,10 @@ async def plain_loop(play: Play) -> None:
             play.submit(line.rstrip("\r\n"))
             await play.idle()
         # End of input: a finished game still waits for its race's result or its rank.
-        if play.session.phase in ("finished", "result", "done") and play.session.kind != "practice":
+        if (
+            play.session.phase in (Phase.FINISHED, Phase.RESULT, Phase.DONE)
+            and play.session.kind is not GameKind.PRACTICE
+        ):
             over = asyncio.create_task(play.over.wait())
             await asyncio.wait({over, leave}, return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -14,6 +14,7 @@ from typing import Any
 
 import engine
 import protocol as p
+from client_cli.game_kind import GameKind
 
 CHECKPOINT = 256
 SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)  # autoplay, in moves per second
@@ -108,8 +109,8 @@ def outcome(result: p.ReplayResult) -> str:
 
 def whose(replay: p.ReplayReply) -> str:
     """Whose game it is, in a few words: `alice in race 7K3M2P`."""
-    if replay.kind == "race" and replay.race:
+    if replay.kind == GameKind.RACE and replay.race:
         return f"{replay.name} in race {replay.race}"
-    if replay.kind == "daily" and replay.date:
+    if replay.kind == GameKind.DAILY and replay.date:
         return f"{replay.name}'s daily of {replay.date}"
     return f"{replay.name}'s practice game"

@@ -3,6 +3,7 @@ board and its share text, or how to carry on."""
 
 from __future__ import annotations
 
+from client_cli.game_kind import GameKind
 from client_cli.game_session import GameSession
 from client_cli.panels import leaderboard_lines, plain_text, result_lines
 from client_cli.share import share_text
@@ -14,7 +15,12 @@ SHARE_INTRO = "Share your result (no spoilers):"
 def daily_share(session: GameSession, unicode: bool) -> str | None:
     """A finished daily's share text, with the player's rank on the board just fetched."""
     board = session.leaderboard
-    if session.kind != "daily" or board is None or board.me is None or board.date == "all":
+    if (
+        session.kind is not GameKind.DAILY
+        or board is None
+        or board.me is None
+        or board.date == "all"
+    ):
         return None
     return share_text(board.game, board.date, board.me, board.total, session.scores, unicode)
 
@@ -30,14 +36,14 @@ def summary(session: GameSession, theme: Theme) -> str:
         share = daily_share(session, theme.unicode)
         return board if share is None else f"{board}\n\n{SHARE_INTRO}\n{share}"
     state = session.state
-    if session.kind == "race" and session.race:
+    if session.kind is GameKind.RACE and session.race:
         if state is not None and not state.finished:
             return (
                 f"Left race {session.race}; your game stays open.\n"
                 f"Carry on with: solitaire race join {session.race}"
             )
         return f"Left race {session.race}."
-    if session.kind == "practice":
+    if session.kind is GameKind.PRACTICE:
         if state is not None and state.seed is not None:
             again = f"solitaire practice {session.game} --seed {state.seed}"
             text = f"Practice deal {state.seed}; play it again with: {again}"

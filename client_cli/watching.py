@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from client_cli.messages import Event, Welcomed
 from protocol import Lobby, Progress, Result, SeatBoard, Start
+
+
+class WatchPhase(StrEnum):
+    CONNECTING = "connecting"  # nothing heard of the race yet
+    LOBBY = "lobby"  # not started
+    RUNNING = "running"
+    DONE = "done"  # the standings are in
 
 
 @dataclass
@@ -38,7 +46,7 @@ class WatchSession:
     race: str
     game: str = ""
     host: str = ""
-    phase: str = "connecting"  # lobby, running, done
+    phase: WatchPhase = WatchPhase.CONNECTING
     start: Start | None = None
     result: Result | None = None
     seats: dict[str, WatchSeat] = field(default_factory=dict)  # in the order they joined
@@ -65,13 +73,13 @@ class WatchSession:
                 seats[player.player] = known
             self.seats = seats
             self.focus = min(self.focus, max(len(seats) - 1, 0))
-            if self.phase == "connecting":
-                self.phase = "lobby"
+            if self.phase is WatchPhase.CONNECTING:
+                self.phase = WatchPhase.LOBBY
             return True
         if isinstance(message, Start):
             self.start = message
-            if self.phase in ("connecting", "lobby"):
-                self.phase = "running"
+            if self.phase in (WatchPhase.CONNECTING, WatchPhase.LOBBY):
+                self.phase = WatchPhase.RUNNING
             return True
         if isinstance(message, SeatBoard):
             seat = self.seats.get(message.player)
@@ -81,8 +89,8 @@ class WatchSession:
             seat.moves = int(seat.view.get("moves", message.n))
             seat.won, seat.over, seat.finished = message.won, message.over, message.finished
             seat.elapsed_ms, seat.heard_at = message.elapsed_ms, now
-            if self.phase in ("connecting", "lobby"):
-                self.phase = "running"
+            if self.phase in (WatchPhase.CONNECTING, WatchPhase.LOBBY):
+                self.phase = WatchPhase.RUNNING
             return True
         if isinstance(message, Progress):
             seat = self.seats.get(message.player)
@@ -94,7 +102,7 @@ class WatchSession:
             return True
         if isinstance(message, Result):
             self.result = message
-            self.phase = "done"
+            self.phase = WatchPhase.DONE
             for standing in message.standings:
                 seat = self.seats.get(standing.player)
                 if seat is not None:
@@ -132,7 +140,7 @@ class WatchSession:
     def elapsed_ms(self, seat: WatchSeat) -> int:
         """A seat's clock: running while it plays and the race is on, never past the limit."""
         elapsed = seat.elapsed_ms
-        if not seat.finished and self.phase == "running" and seat.heard_at:
+        if not seat.finished and self.phase is WatchPhase.RUNNING and seat.heard_at:
             elapsed += int((time.monotonic() - seat.heard_at) * 1000)
         limit = self.limit_ms()
         return elapsed if limit is None else min(elapsed, limit)
@@ -152,4 +160,4 @@ class WatchSession:
             return "no moves left"
         if seat.finished:
             return "finished"
-        return "playing" if self.phase == "running" else ""
+        return "playing" if self.phase is WatchPhase.RUNNING else ""

@@ -16,6 +16,7 @@ from client_cli.commands.race import PLAY_HELP
 from client_cli.connection import Connection
 from client_cli.context import Context
 from client_cli.failures import fail
+from client_cli.game_kind import GameKind
 from client_cli.game_session import GameSession
 from client_cli.messages import ServerError, as_plain
 from client_cli.panels import leaderboard_lines, plain_text
@@ -65,12 +66,12 @@ def run(args: argparse.Namespace) -> int:
     ctx = build_context(args)
     if not ctx.plain and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return asyncio.run(where_i_stand(ctx, args.game))
-    session = GameSession(kind="daily", game=args.game)
+    session = GameSession(kind=GameKind.DAILY, game=args.game)
 
     async def played(play: Play) -> None:
         play.session.say(PLAYED)
         await play.show_leaderboard(None)
-        session.phase = "done"
+        session.ranked()
         play.over.set()
 
     async def setup(play: Play, conn: Connection) -> None:

@@ -11,6 +11,7 @@ from client_cli.commands.context import build_context
 from client_cli.commands.race import PLAY_HELP
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.game_kind import GameKind
 from client_cli.game_session import GameSession
 from client_cli.play import Play
 from client_cli.runner import play_game
@@ -40,7 +41,7 @@ def register(subparsers: Subcommands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ctx = build_context(args)
-    session = GameSession(kind="practice", game=args.game)
+    session = GameSession(kind=GameKind.PRACTICE, game=args.game)
 
     async def setup(play: Play, conn: Connection) -> None:
         reply = await conn.request(p.Practice(game=args.game, seed=args.seed))

@@ -12,6 +12,7 @@ from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.game_kind import GameKind
 from client_cli.game_session import GameSession, Seat
 from client_cli.messages import ServerError
 from client_cli.play import Play
@@ -127,7 +128,7 @@ def run_new(args: argparse.Namespace) -> int:
               f"{seats}; raise --max-players or seat fewer bots", file=sys.stderr)  # fmt: skip
         return 2
     ctx = build_context(args)
-    session = GameSession(kind="race", game=args.game)
+    session = GameSession(kind=GameKind.RACE, game=args.game)
     create = p.Create(
         game=args.game,
         seed=args.seed,
@@ -166,12 +167,12 @@ def run_join(args: argparse.Namespace) -> int:
     if code is None:
         return 2
     ctx = build_context(args)
-    session = GameSession(kind="race", game="", race=code)
+    session = GameSession(kind=GameKind.RACE, game="", race=code)
 
     async def setup(play: Play, conn: Connection) -> None:
         assert conn.welcome is not None
         for state in conn.welcome.active:
-            if state.kind == "race" and state.race == code:
+            if state.kind == GameKind.RACE and state.race == code:
                 session.game = state.game
                 play.take(state, reply=True)
                 play.session.say("Welcome back: carrying on where you left off.")

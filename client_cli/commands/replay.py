@@ -15,6 +15,7 @@ from client_cli.commands import Subcommands, add_command
 from client_cli.commands.context import UsageError, build_context
 from client_cli.connection import ConnectError, ConnectionLost
 from client_cli.context import Context
+from client_cli.game_kind import GameKind
 from client_cli.game_session import clock
 from client_cli.messages import ProtocolError, ServerError, as_plain, expect
 from client_cli.replay_refs import BadReference, parse_ref, web_page
@@ -146,7 +147,7 @@ def ended(replay: p.ReplayReply) -> str:
 
 def web_line(replay: p.ReplayReply, ctx: Context) -> str:
     """Where the replay is on the web (a practice game is not: nobody is known there)."""
-    if replay.kind == "practice":
+    if replay.kind == GameKind.PRACTICE:
         return ""
     return f"On the web: {web_page(ctx.server, replay.gid)}"
 

@@ -20,7 +20,7 @@ from client_cli.failures import fail, in_words
 from client_cli.messages import Event, ProtocolError, ServerError, Welcomed, as_plain
 from client_cli.plain_front import PlainFront
 from client_cli.terminal_input import settle
-from client_cli.watching import WatchSession
+from client_cli.watching import WatchPhase, WatchSession
 
 if TYPE_CHECKING:
     from client_cli.watch_screen import WatchScreen
@@ -142,7 +142,7 @@ class Watcher:
             self.plain.message(as_plain(message))  # type: ignore[arg-type]
         elif isinstance(message, p.Error) and self.plain is not None:
             self.plain.message(as_plain(message))
-        if self.session.phase == "done":
+        if self.session.phase is WatchPhase.DONE:
             self.over.set()
         self._changed()
 
