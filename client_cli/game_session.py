@@ -35,8 +35,9 @@ KEPT_BY_A_REMATCH = (
 
 
 @dataclass
-class Seat:
-    """One player of the race as this client knows them; None: not known (yet)."""
+class SeatFigures:
+    """Where a player of a race stands as this client has heard it; None: not known (yet).
+    A seat of one's own race (Seat) and of a watched one (client_cli/watching.py) alike."""
 
     player: str
     name: str
@@ -46,6 +47,12 @@ class Seat:
     over: bool = False
     finished: bool = False
     elapsed_ms: int = 0
+
+
+@dataclass
+class Seat(SeatFigures):
+    """One player of one's own race."""
+
     heard: bool = False  # a `progress` (or, for oneself, a `state`) has told where they are
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from client_cli.game_session import SeatFigures
 from client_cli.messages import Event, Welcomed
 from protocol import Lobby, Progress, Result, SeatBoard, Start
 
@@ -27,17 +28,11 @@ class WatchPhase(StrEnum):
 
 
 @dataclass
-class WatchSeat:
-    player: str
-    name: str
+class WatchSeat(SeatFigures):
+    """One player of the watched race, and their board."""
+
     view: dict[str, Any] | None = None
     n: int = -1  # the move count of the board shown (-1: none yet)
-    score: int | None = None
-    moves: int | None = None
-    won: bool = False
-    over: bool = False
-    finished: bool = False
-    elapsed_ms: int = 0
     heard_at: float = 0.0  # when `elapsed_ms` was told (the clock runs on from there)
 
 
