@@ -47,10 +47,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bench.figures import percentile
 from bench.race_server import (
@@ -140,7 +140,10 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def _or_zero(read: Any, pid: int) -> Any:
+T = TypeVar("T")
+
+
+def _or_zero(read: Callable[[int], T], pid: int) -> T | int:
     try:
         return read(pid)
     except OSError:  # gone between the listing and the read

@@ -142,7 +142,11 @@ class Abuser:
     # ------------------------------------------------------------ asking and expecting
 
     async def ask(
-        self, msg: Message | bytes | str, what: str, ws: Any = None, rid: int | None = None
+        self,
+        msg: Message | bytes | str,
+        what: str,
+        ws: ClientConnection | None = None,
+        rid: int | None = None,
     ) -> Message:
         """Sends a request on `ws` (default: the main connection) and returns its reply: the
         one with `re` = its id (a dict gets one; a frame made by hand says it in `rid`), or
@@ -156,7 +160,7 @@ class Abuser:
             await ws.send(msg)
             async with asyncio.timeout(REPLY_TIMEOUT_S):
                 while True:
-                    reply: dict[str, Any] = dec(await ws.recv())
+                    reply: dict[str, Any] = dec(await ws.recv(decode=False))
                     if reply.get("re") == rid and (rid is not None or reply["t"] == "error"):
                         return reply
         except TimeoutError:

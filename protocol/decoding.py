@@ -62,7 +62,7 @@ class RequestDecoder:
         # A union built at run time has no static type: say what it decodes to.
         self._decoder: msgspec.msgpack.Decoder[Request] = msgspec.msgpack.Decoder(_union(types))
         self._envelope = msgspec.msgpack.Decoder(_Envelope)
-        self._tags = {t.__struct_config__.tag for t in types}
+        self._tags = {_tag(t) for t in types}
         self._bounds = {t: _bounded_fields(t, limits) for t in types}
         # Only the requests with rules across fields pay for calling them (a move has none).
         self._checked = {t for t in types if t.check is not Request.check}
@@ -106,7 +106,7 @@ class MessageDecoder:
     def __init__(self, types: tuple[type[Message], ...] = MESSAGE_TYPES) -> None:
         self._decoder: msgspec.msgpack.Decoder[Message] = msgspec.msgpack.Decoder(_union(types))
         self._envelope = msgspec.msgpack.Decoder(_Envelope)
-        self._tags = {t.__struct_config__.tag for t in types}
+        self._tags = {_tag(t) for t in types}
 
     def decode(self, frame: bytes) -> Message | UnknownMessage | BadFrame:
         try:
@@ -144,7 +144,7 @@ def _explain(
     envelope: msgspec.msgpack.Decoder[_Envelope],
     frame: bytes,
     reason: str,
-    tags: set[Any],
+    tags: set[str],
     number: str,  # the envelope's field that names the request: a request's id, a reply's re
 ) -> BadFrame:
     env = _read_envelope(envelope, frame)
