@@ -37,18 +37,22 @@ class Context:
         )
 
     def remember_server(self) -> None:
-        """A --server that worked becomes the saved one (not saved here: callers save)."""
-        if self.server_source == "option":
+        """A --server (or the default) that worked becomes the saved one (not saved here:
+        callers save). $SOLITAIRE_SERVER is not saved: it applies while it is set."""
+        if self.server_source in ("option", "default"):
             self.config.server = self.server
 
     def opened(self) -> None:
-        """The server welcomed us: remember the --server that reached it."""
-        if self.server_source == "option" and self.config.server != self.server:
+        """The server welcomed us: remember the --server (or default) that reached it."""
+        if self.server_source in ("option", "default") and self.config.server != self.server:
             self.remember_server()
             self.config.save()
 
     def unreachable(self, error: ConnectError) -> str:
-        """The connection error, and where the address came from and how to change it."""
+        """The connection error, and where the address came from and how to change it
+        (not when the server answered and refused: then its address is not the problem)."""
+        if error.refused:
+            return str(error)
         pick = "pick another with --server HOST:PORT (saved once a session with it succeeds)"
         where = {
             "option": f"Check the address given with --server, or {pick}. "

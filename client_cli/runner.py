@@ -53,7 +53,8 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
         return fail(ctx.unreachable(exc))
     ctx.opened()
     session.me, session.my_name = welcome.player, welcome.name
-    session.web = web_base(ctx.server)
+    # Pages and race links: the server's public address if it says one, else ours for it.
+    session.web = welcome.url or web_base(ctx.server)
     play = Play(conn, session, PlainFront())
     screen: PlayScreen | None = None
     if not ctx.plain:

@@ -30,7 +30,9 @@ def summary(session: GameSession, theme: Theme) -> str:
     plain = Theme(unicode=theme.unicode, colour=False)
     if session.result is not None:
         result, me, web = session.result, session.me, session.web
-        return plain_text(result_lines(result, me, plain, session.time_up, web, keys=False))
+        notes = session.finish_notes()
+        lines = result_lines(result, me, plain, session.time_up, web, keys=False, notes=notes)
+        return plain_text(lines)
     if session.leaderboard is not None:
         board = plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
         share = daily_share(session, theme.unicode)

@@ -39,8 +39,8 @@ def register(subparsers: Subcommands) -> None:
         "export",
         help="print the recovery code of your player on the server",
         description="Print the recovery code of your player on the server (--server, else the "
-        "saved one): the server's URL, your token and your name, in one string to paste into "
-        "'solitaire account import' elsewhere. The code is a password.",
+        "saved one, else the default): the server's URL, your token and your name, in one "
+        "string to paste into 'solitaire account import' elsewhere. The code is a password.",
         epilog="example: solitaire account export --server play.example.org:8765",
     )
     export.set_defaults(func=run_export)

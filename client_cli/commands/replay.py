@@ -20,6 +20,7 @@ from client_cli.game_session import clock
 from client_cli.messages import ProtocolError, ServerError, as_plain, expect
 from client_cli.replay_refs import BadReference, parse_ref, web_page
 from client_cli.replayer import DEFAULT_SPEED, SPEEDS, Replayer, Stepper, outcome, whose
+from client_cli.words import count
 
 KEYS_HELP = (
     "Keys: Right and Left (or l and h) step one move, Home and End jump to the deal and to "
@@ -140,9 +141,8 @@ async def fetch(ctx: Context, request: p.Replay) -> p.ReplayReply | None:
 def ended(replay: p.ReplayReply) -> str:
     r = replay.result
     place = f", #{r.rank} of {r.of}" if r.rank is not None else ""
-    return (
-        f"{outcome(r)}, score {r.score}/{r.max_score}, {r.moves} moves, {clock(r.time_ms)}{place}"
-    )
+    moves = count(r.moves, "move")
+    return f"{outcome(r)}, score {r.score}/{r.max_score}, {moves}, {clock(r.time_ms)}{place}"
 
 
 def web_line(replay: p.ReplayReply, ctx: Context) -> str:

@@ -32,8 +32,26 @@ def http_get(url: str) -> tuple[int, dict[str, str], str]:
         return e.code, dict(e.headers), e.read().decode()
 
 
+SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+
+
 def card_names(text: str) -> set[str]:
-    return set(re.findall(r"\b[A2-9TJQK][CDHS]\b", text))
+    """The cards a text names, as letter codes (AC) or as the pages write them (A♣, 10♥)."""
+    codes = set(re.findall(r"\b[A2-9TJQK][CDHS]\b", text))
+    symbols = {v: k for k, v in SUITS.items()}
+    for rank, suit in re.findall(r"(10|[A2-9JQK])([♣♦♥♠])", text):
+        codes.add(("T" if rank == "10" else rank) + symbols[suit])
+    return codes
+
+
+def as_on_the_pages(drawing: str) -> str:
+    """The engine's text drawing with its cards written as the web pages write them: 10♥
+    for TH (the replay page's style), face-down cards and empty piles as they are."""
+    return re.sub(
+        r"\b([A2-9TJQK])([CDHS])\b",
+        lambda m: ("10" if m.group(1) == "T" else m.group(1)) + SUITS[m.group(2)],
+        drawing,
+    )
 
 
 async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
@@ -82,7 +100,10 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         assert HOSTILE in seen.text and "Running · 2 players" in seen.text
         # One board per seat in seat order, each the engine's drawing of the seat's own
         # public view: its face-down stock is a count, none of its cards named.
-        assert seen.pre == [engine.render_text(games[c.player].view()) for c in (ann, bob)]
+        expected = [as_on_the_pages(engine.render_text(games[c.player].view())) for c in (ann, bob)]
+        assert seen.pre == expected
+        assert not re.search(r"\b[A2-9TJQK][CDHS]\b", "".join(seen.pre))  # no letter codes
+        assert 'class="c red"' in html  # red suits in red, as on the replay page
         for board, c in zip(seen.pre, (ann, bob), strict=True):
             game = games[c.player]
             hidden = {card for pile in game.HIDDEN for card in game.piles[pile]}
@@ -117,6 +138,18 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         seen = rendered_page(chromium, page)
         assert [row[:2] for row in seen.rows] == [["1", "ann"], ["2", HOSTILE]]
         assert "Finished" in seen.text and str(SEED) not in html
+        # Every seat's replay is linked, by its line in the standings.
+        replays = [href for text, href in seen.links if text == "replay"]
+        assert replays == [f"/replay/{code}:1", f"/replay/{code}:2"]
+        for href in replays:
+            assert http_get(server.http_url + href)[0] == 200
+        assert "asked for a rematch" not in seen.text
+        # Once bob asks for a rematch, the page links it.
+        rematch = await bob.request({"t": "rematch", "race": code})
+        assert rematch["t"] == "created"
+        seen = rendered_page(chromium, page)
+        assert (f"race {rematch['race']}", f"/race/{rematch['race']}") in seen.links
+        assert f"{HOSTILE} asked for a rematch" in seen.text
     finally:
         await ann.close()
         await bob.close()
