@@ -16,6 +16,7 @@ from server import collector
 from server.clock import Clock
 from server.config import Config
 from server.daily.deals import DailyDeals
+from server.daily.seeds import DaySeeds
 from server.daily.service import DailyRequests, DailyService
 from server.edge.admission import Admission, NewPlayers
 from server.edge.connection import InboxConnection, Limits, Listen, serve_connections
@@ -27,9 +28,11 @@ from server.edge.session import Session, SessionContext
 from server.edge.watchers import Watchers
 from server.edge.webclient import WebClient
 from server.metrics import Metrics
+from server.play.bot_races import StartedBotRaces
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
 from server.play.game_machine import GameRules
+from server.play.ghosts import Ghosts
 from server.play.moves import Moves
 from server.play.names import Names
 from server.play.players import Players
@@ -65,7 +68,7 @@ class App:
         self.cache = LiveGames(self.store, config.game_cache_size, self.metrics)
         self.bus = Bus(
             create_redis(config, redis_url, decode_responses=False),
-            self.store.keys.instance_channel(self.instance),
+            self.store.instance_channel,
             self.hub.deliver,
         )
         self.solver = SolverPool(
@@ -78,7 +81,33 @@ class App:
         deliver = self.hub.deliver
         names = Names(self.store, self.clock, self.metrics)
         self.players = Players(self.store, self.cache, self.clock, names)
-        self.races = Races(self.store, self.cache, self.clock, config, deliver)
+        bot_races = StartedBotRaces()
+        hub = self.hub
+        cache = self.cache
+
+        def game_finished(gid: str) -> bool:
+            live = cache.peek(gid)
+            return live is not None and live.record.finished
+
+        self.ghosts = Ghosts(
+            self.store, self.clock, deliver, lambda pl: bool(hub.sessions(pl)), game_finished
+        )
+        self.races = Races(
+            self.store, self.cache, self.clock, config, deliver, bot_races, self.ghosts
+        )
+        # The daily deals' secret is read at start-up (run), before anyone plays.
+        self.day_seeds = DaySeeds()
+        self.daily_deals = DailyDeals(
+            self.store, self.day_seeds.seed, self.solver, config, self.instance
+        )
+        self.daily = DailyService(
+            self.store,
+            self.day_seeds,
+            self.clock.now_s,
+            engine.GAMES,
+            self.metrics,
+            self.daily_deals,
+        )
         self.moves = Moves(
             self.store,
             self.cache,
@@ -86,10 +115,12 @@ class App:
             self.clock,
             self.metrics,
             deliver,
+            self.daily,
             GameRules.of(config),
         )
-        self.bots = BotRunner(self.store, self.cache, self.moves, self.solver, self.clock, config)
-        self.races.bots = self.bots
+        self.bots = BotRunner(
+            self.store, self.cache, self.moves, self.solver, self.clock, config, bot_races
+        )
         self.presence = Presence(self.store, self.races, config)
         self.practice = Practice(
             self.store,
@@ -103,36 +134,17 @@ class App:
         )
         self.replays = Replays(self.store, self.clock, config)
         self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)
-        self.daily: DailyService | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
         self._stop = asyncio.Event()
-
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        """Run a side task that nobody awaits (kept referenced until done)."""
-        task = asyncio.create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    # ------------------------------------------------------------ running
-
-    async def run(self) -> None:
-        cfg = self.config
-        await self.store.open()
-        secret = await self.store.secret(cfg.secret)
-        self.daily = DailyService(
-            self.store, secret.encode(), self.clock.now_s, engine.GAMES, self.metrics
-        )
-        self.daily.deals = DailyDeals(self.store, self.daily.seed, self.solver, cfg, self.instance)
-        self.moves.daily = self.daily
         self.session_context = SessionContext(
             instance=self.instance,
-            config=cfg,
+            config=config,
             metrics=self.metrics,
             admission=self.admission,
-            new_players=NewPlayers(cfg, self.store, self.clock, self.metrics),
+            new_players=NewPlayers(config, self.store, self.clock, self.metrics),
             hub=self.hub,
-            decoder=p.RequestDecoder(cfg.limits),
+            decoder=p.RequestDecoder(config.limits),
             players=self.players,
             presence=self.presence,
             handlers=build_handlers(
@@ -148,6 +160,19 @@ class App:
             sessions=self.sessions,
             draining=lambda: self.draining,
         )
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run a side task that nobody awaits (kept referenced until done)."""
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------ running
+
+    async def run(self) -> None:
+        cfg = self.config
+        await self.store.open()
+        self.day_seeds.use((await self.store.secret_or_new(cfg.secret)).encode())
         await self.bus.start()
         routes = HttpRoutes(
             health=self.store.ping,
@@ -202,7 +227,7 @@ class App:
                 asyncio.create_task(collector.run(cfg.gc_full_every_s), name="collector"),
             ]
             if cfg.daily_prepare_ahead:
-                deals = self.daily.deals.run_ahead(engine.GAMES, self.clock.now_s)
+                deals = self.daily_deals.run_ahead(engine.GAMES, self.clock.now_s)
                 background.append(asyncio.create_task(deals, name="daily-deals"))
             await self._stop.wait()
             log.info("shutting down: no new connections, finishing requests in flight")
@@ -217,6 +242,7 @@ class App:
             if stuck:
                 log.warning("shutting down without %s", ", ".join(t.get_name() for t in stuck))
             await self.bots.stop()
+            await self.ghosts.close()
             self.solver.close()
             await server.wait_closed()
         await self.store.close()
@@ -262,5 +288,4 @@ class App:
         running = await self.races.reap(full)
         if full:
             self.metrics.races_running.set(running)
-        if self.daily is not None:
-            await self.daily.sweep(self.clock.now_ms())
+        await self.daily.sweep(self.clock.now_ms())

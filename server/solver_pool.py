@@ -333,7 +333,7 @@ def _watch_parent(parent: int) -> None:
 # ---------------------------------------------------------------- positions
 
 
-def position_of(game: Any) -> Position:
+def position_of(game: engine.Game) -> Position:
     """A game's position as plain values, from which `game_at` rebuilds it exactly."""
     return {
         "piles": game.piles,
@@ -342,7 +342,7 @@ def position_of(game: Any) -> Position:
     }
 
 
-def game_at(game_id: str, seed: int, position: Position) -> Any:
+def game_at(game_id: str, seed: int, position: Position) -> engine.Game:
     """The game of deal `seed` in `position` (ValueError or TypeError if it is none)."""
     cls = engine.game_class(game_id)
     return cls.from_piles(
@@ -384,7 +384,10 @@ def find_daily_deal(
     }
 
 
-def _rebuilt(game_id: str, seed: int, base: Position | None, moves: Sequence[str]) -> Any:
+def _rebuilt(
+    game_id: str, seed: int, base: Position | None, moves: Sequence[str]
+) -> tuple[engine.Game, engine.Game]:
+    """The start position (`base`, None: the deal) and the position after `moves`."""
     start = engine.new_game(game_id, seed) if base is None else game_at(game_id, seed, base)
     game = start.copy()
     for move in moves:

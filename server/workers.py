@@ -100,9 +100,9 @@ def cgroup_cpu_quota(root: Path, own: dict[str, str]) -> float | None:
             continue
         base = root / "cpu" / path.lstrip("/")
         with contextlib.suppress(OSError, ValueError):
-            quota = int((base / "cpu.cfs_quota_us").read_text())
-            period = int((base / "cpu.cfs_period_us").read_text())
-            return quota / period if quota > 0 and period > 0 else None
+            quota_us = int((base / "cpu.cfs_quota_us").read_text())
+            period_us = int((base / "cpu.cfs_period_us").read_text())
+            return quota_us / period_us if quota_us > 0 and period_us > 0 else None
     return None
 
 
@@ -286,8 +286,8 @@ class Supervisor:
         waits = [asyncio.create_task(s.exited.wait()) for s in running]
         if waits:
             _done, late = await asyncio.wait(waits, timeout=timeout)
-            for task in late:
-                task.cancel()
+            for waiting in late:
+                waiting.cancel()
         clean = not self.failed
         for slot in running:
             assert slot.process is not None

@@ -30,6 +30,9 @@ TOP = ("server", "server.app", "server.runner", "server.workers", "server.__main
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # The wire protocol and the rules of the games: pure, shared by server and client.
     ("protocol/engine", ("protocol", "protocol.*", "engine", "engine.*")),
+    # The server's domain: records, statuses, kinds, outcomes, game ids, the changes the
+    # logic decides. Pure types: the store maps them to Redis, the logic decides on them.
+    ("domain", ("server.domain", "server.domain.*")),
     # What every layer of the server may use: settings, time, logging, metrics, the pool.
     (
         "base",
@@ -64,6 +67,13 @@ THIRD_PARTY: dict[str, tuple[str, ...]] = {
     # logic is driven by plain calls, so it runs and is tested without a socket.
     "websockets": ("server.edge.*", *TOP, "client_cli", "client_cli.*"),
 }
+
+# Key building: only the store names Redis keys. Outside it, no module imports the key
+# layout or reaches for a store's `keys` (the logic asks the store in domain terms).
+KEY_LAYOUT = "server.store.keys"
+KEY_BUILDERS = ("server.store", "server.store.*")
+# A store's attributes that hand out keys.
+KEY_ATTRIBUTES = frozenset({"keys", "game_keys"})
 
 # Packages that may not import each other at all (importer -> packages it may not import).
 FORBIDDEN: dict[str, tuple[str, ...]] = {
@@ -299,6 +309,37 @@ def forbidden_imports(graph: Graph) -> list[str]:
     return problems
 
 
+def key_building(graph: Graph, root: Path = ROOT) -> list[str]:
+    """Imports of the key layout, and uses of a store's `keys` attribute (`store.keys`,
+    `self.store.keys.x(...)`), in modules of server/ outside the store."""
+    problems = [
+        f"{imp}  [only the store builds keys]"
+        for imp in graph.imports
+        if imp.target == KEY_LAYOUT and not _matches(imp.importer, KEY_BUILDERS)
+    ]
+    for name, path in graph.modules.items():
+        if not name.startswith("server") or _matches(name, KEY_BUILDERS):
+            continue
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in KEY_ATTRIBUTES
+                and _names_a_store(node.value)
+            ):
+                where = f"{path.relative_to(root)}:{node.lineno}"
+                problems.append(
+                    f"{where}: {name} reads {ast.unparse(node)}  [only the store builds keys]"
+                )
+    return problems
+
+
+def _names_a_store(node: ast.expr) -> bool:
+    """Whether an expression names a store: `store`, `self.store`, `self._store`, ..."""
+    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+    return name.lstrip("_").endswith("store")
+
+
 # ---------------------------------------------------------------- the tests
 
 
@@ -309,6 +350,7 @@ def test_no_import_circles_and_no_wrong_way_imports() -> None:
         ("import circles", circle_report(graph)),
         ("imports from a lower layer to a higher one", wrong_way_imports(graph)),
         ("imports across a forbidden boundary", forbidden_imports(graph)),
+        ("keys built outside the store", key_building(graph)),
     ]
     report = [
         f"{title} ({len(items)}):\n" + "\n".join(f"  {item}" for item in items)
@@ -317,6 +359,12 @@ def test_no_import_circles_and_no_wrong_way_imports() -> None:
     ]
     if report:
         pytest.fail("\n\n".join(report), pytrace=False)
+
+
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
 
 
 def test_the_graph_builder_sees_the_imports_it_must(tmp_path: Path) -> None:
@@ -334,9 +382,7 @@ def test_the_graph_builder_sees_the_imports_it_must(tmp_path: Path) -> None:
         "pkg/sub/leaf.py": "from ..mid import x\nfrom .. import low as lower\n",
         "pkg/selfish.py": "import pkg.selfish\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     graph = build_graph(tmp_path, ("pkg",))
     seen = {(i.importer, i.target, i.how) for i in graph.imports}
     assert seen == {
@@ -368,4 +414,35 @@ def test_the_graph_builder_sees_the_imports_it_must(tmp_path: Path) -> None:
     assert any(
         i.importer == "server.store.redis_client" and i.target == "redis" for i in real.external
     )
-    assert layer_of("server.store.keys") == 2 and layer_of("server") == len(LAYERS) - 1
+    assert layer_of("server.store.keys") == 3 and layer_of("server") == len(LAYERS) - 1
+
+
+def test_key_building_outside_the_store_is_caught(tmp_path: Path) -> None:
+    """A module of the logic that imports the key layout or reads a store's `keys` is
+    reported; the store itself may do both."""
+    files = {
+        "server/__init__.py": "",
+        "server/store/__init__.py": "",
+        "server/store/keys.py": "class Keys: ...\n",
+        "server/store/store.py": "from server.store.keys import Keys\nk = self.keys.race(1)\n",
+        "server/play/__init__.py": "",
+        "server/play/races.py": (
+            "def f(self, store):\n"
+            "    a = self.store.keys.race_interest('X')\n"
+            "    keys = store.keys\n"
+            "    k = self.store.game_keys('r.X.y')\n"
+            "    return self.keys, self._store.keys\n"
+        ),
+        "server/play/clean.py": "from server.store import store\n",
+        "server/play/layout.py": "from server.store.keys import Keys\n",
+    }
+    write_tree(tmp_path, files)
+    graph = build_graph(tmp_path, ("server",))
+    found = key_building(graph, tmp_path)
+    assert sorted(f.split(":")[0] + ":" + f.split(":")[1] for f in found) == [
+        "server/play/layout.py:1",
+        "server/play/races.py:2",
+        "server/play/races.py:3",
+        "server/play/races.py:4",
+        "server/play/races.py:5",
+    ], found

@@ -38,10 +38,11 @@ def register(subparsers: Subcommands) -> None:
         subparsers,
         "watch",
         help="watch a race as a spectator: every player's board, live",
-        description="Watch the race with code CODE without playing in it: every player's board "
-        "as that player sees it (face-down cards stay face down), their scores, moves and "
-        "clocks, live, then the standings. Its host decides whether a race may be watched "
-        "(solitaire race new --no-spectators says no); nobody watches a race they play in.\n\n"
+        description="Watch the race with code CODE: every player's board as that player sees "
+        "it (face-down cards stay face down), less the cards a player still playing has not "
+        "seen yet, their scores, moves and clocks, live, then the standings. Its host decides "
+        "whether a race may be watched (solitaire race new --no-spectators says no); its own "
+        "players may watch it too.\n\n"
         "Keys: Tab or the arrow keys show the next or previous player's board, 1 to 9 a player "
         "by their place, s the standings once the race is over, q leaves.\n\n"
         "With --plain: one JSON object per line on stdout for every message (`seat` carries a "

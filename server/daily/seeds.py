@@ -27,6 +27,23 @@ def daily_seed(secret: bytes, date: dt.date | str, game: str) -> int:
     return int.from_bytes(digest[:8], "big") % SEED_MAX + 1
 
 
+class DaySeeds:
+    """The secret the daily deals start from, and each day's first seed. The secret is the
+    configured one or the one the store keeps; the server reads it at start-up (`use`),
+    before any daily is dealt."""
+
+    def __init__(self, secret: bytes = b"") -> None:
+        self._secret = secret
+
+    def use(self, secret: bytes) -> None:
+        self._secret = secret
+
+    def seed(self, game: str, date: dt.date) -> int:
+        """The day's HMAC seed: the first candidate for its deal (server/daily/deals.py)."""
+        assert self._secret, "the daily secret is read at start-up, before any deal"
+        return daily_seed(self._secret, date, game)
+
+
 def utc_date(now_s: float) -> dt.date:
     """The UTC calendar date at `now_s` seconds since the epoch (the server's clock)."""
     return dt.datetime.fromtimestamp(now_s, dt.UTC).date()

@@ -16,18 +16,19 @@ from typing import TYPE_CHECKING
 import engine
 import protocol as p
 from server.daily.deals import DailyDeal, DailyDeals
-from server.daily.seeds import DAY_MS, daily_seed, day_start_s, parse_date, utc_date
+from server.daily.seeds import DAY_MS, DaySeeds, day_start_s, parse_date, utc_date
+from server.domain.changes import MUST_NOT_EXIST, GameChange, Written
+from server.domain.ids import daily_gid, parse_gid
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord
 from server.play.cache import LiveGames
 from server.play.cache import load as load_live
+from server.play.effects import Applier, to_player
 from server.play.game_machine import dealt_fields, elapsed_ms, timed_out
+from server.play.optimistic import Optimistic, Plan, done
 from server.play.players import Who
 from server.store.boards import ALL_TIME, Board, Result
-from server.store.errors import STORE_ERRORS
-from server.store.events import Event, encode_events
-from server.store.keys import daily_gid
-from server.store.records import GameRecord
-from server.store.scripts import Status
-from server.store.writes import MUST_NOT_EXIST, GameChange
+from server.store.errors import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.metrics import Metrics
@@ -46,7 +47,7 @@ class DailyService:
     def __init__(
         self,
         store: Store,
-        secret: bytes,
+        seeds: DaySeeds | bytes,
         clock: Callable[[], float],
         games: tuple[str, ...],
         metrics: Metrics | None = None,
@@ -57,9 +58,10 @@ class DailyService:
         self.metrics = metrics
         self.boards = store.boards
         self.stats = store.stats
-        self.secret = secret
+        self.seeds = seeds if isinstance(seeds, DaySeeds) else DaySeeds(seeds)
         self.clock = clock
         self.games = games
+        self.runner = Optimistic(1)
 
     # ------------------------------------------------------------ days and seeds
 
@@ -68,7 +70,7 @@ class DailyService:
 
     def seed(self, game: str, date: dt.date) -> int:
         """The day's HMAC seed: the first candidate for its deal (server/daily/deals.py)."""
-        return daily_seed(self.secret, date, game)
+        return self.seeds.seed(game, date)
 
     async def deal(self, game: str, date: dt.date) -> DailyDeal:
         """The deal everyone plays that day: proven winnable, found ahead of time."""
@@ -118,14 +120,17 @@ class DailyService:
         """Store a new attempt and list it among the player's games, in one atomic step (a
         second connection asking at the same moment must never see it half written)."""
         change = GameChange(record, MUST_NOT_EXIST, all_fields=True)
-        return await self.store.write_game(change, index_games=True) is Status.APPLIED
+        if await self.store.write_game(change, index_games=True) is not Written.APPLIED:
+            return False
+        await self.store.keep_player(record.player)  # a player who starts a game is kept
+        return True
 
     def _new_record(
         self, gid: str, player: str, name: str, game: str, date: dt.date, now_ms: int, seed: int
     ) -> GameRecord:
         return GameRecord(
             gid=gid,
-            kind="daily",
+            kind=GameKind.DAILY,
             game=game,
             seed=seed,
             player=player,
@@ -143,12 +148,21 @@ class DailyService:
         ends_at_ms = int(day_start_s(date) * 1000) + DAY_MS
         (record,) = await self.store.load_records([gid])
         if record is not None:
-            status = "finished" if record.finished else "in_progress"
-            return p.DailyStatus(game=game, date=day, status=status, ends_at_ms=ends_at_ms, gid=gid)
+            return p.DailyStatus(
+                game=game,
+                date=day,
+                status="finished" if record.finished else "in_progress",
+                ends_at_ms=ends_at_ms,
+                gid=gid,
+            )
         # The attempt's record outlives its day by finished_race_ttl_s; its board row for good.
         played = await self.boards.has_entry(game, day, player)
-        status = "finished" if played else "not_started"
-        return p.DailyStatus(game=game, date=day, status=status, ends_at_ms=ends_at_ms)
+        return p.DailyStatus(
+            game=game,
+            date=day,
+            status="finished" if played else "not_started",
+            ends_at_ms=ends_at_ms,
+        )
 
     def result_of(self, record: GameRecord, new: bool = False) -> Result:
         end = record.finished_at_ms or record.ends_at_ms
@@ -171,7 +185,7 @@ class DailyService:
         """
         try:
             await self.rank(record)
-        except STORE_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("daily %s: ranking deferred to the end of its day: %s", record.gid, exc)
 
     async def rank(self, record: GameRecord) -> None:
@@ -233,22 +247,32 @@ class DailyService:
 
     async def _close_one(self, gid: str) -> GameRecord | None:
         store = self.store
-        record = await store.load_record(gid) if store.game_keys(gid) is not None else None
-        if record is None:
-            await store.unindex_open_attempt(gid)
-            return None
-        closed = timed_out(record, record.ends_at_ms)
-        if closed is not record:
-            status = await store.write_game(GameChange(closed, record.ver))
-            if status is not Status.APPLIED:
-                return None  # it moved meanwhile: the next pass looks again
-        await self.rank(closed)
-        if closed is record:
-            return None
-        log.info("daily attempt closed at the end of its day: player=%s game=%s date=%s",
-                 record.player, record.game, record.date)  # fmt: skip
-        await self._announce(closed)
-        return closed
+
+        async def attempt() -> Plan[GameRecord | None]:
+            record = await store.load_record(gid) if parse_gid(gid) is not None else None
+            if record is None:
+                await store.unindex_open_attempt(gid)
+                return done(None)
+            closed = timed_out(record, record.ends_at_ms)
+            if closed is record:  # finished before its day ended: ranked, nothing to write
+
+                async def rank() -> None:
+                    await self.rank(closed)
+
+                return Plan(rank)
+
+            async def close() -> GameRecord:
+                await self.rank(closed)
+                log.info("daily attempt closed at the end of its day: player=%s game=%s "
+                         "date=%s", record.player, record.game, record.date)  # fmt: skip
+                await self._announce(closed)
+                return closed
+
+            change = GameChange(closed, record.ver)
+            return Plan(close, lambda: store.write_game(change), missing=lambda: None)
+
+        # Tried once: an attempt that moved meanwhile is looked at again by the next pass.
+        return await self.runner.run(f"game {gid}", attempt, exhausted=lambda: None)
 
     async def _announce(self, record: GameRecord) -> None:
         """Send the closed attempt's final `state` to the player's connections, wherever they
@@ -258,7 +282,7 @@ class DailyService:
             return
         live.record = record
         state = live.state(record.ends_at_ms)
-        payload = encode_events([Event(to=[record.player], frames=[p.encode(state)])])
+        payload = Applier.payload(Applier.events([to_player(record.player, state)]))
         await self.store.publish(await self.store.player_instances(record.player), payload)
 
     # ------------------------------------------------------------ boards

@@ -604,7 +604,7 @@ class ConnectionServer:
             self._server = await loop.create_server(factory, sock=self.listen.sock)
         else:
             self._server = await loop.create_server(
-                factory, self.host, self.port, reuse_port=self.listen.reuse_port or None
+                factory, self.host, self.port or 0, reuse_port=self.listen.reuse_port or None
             )
 
     def _connection(self) -> InboxConnection:

@@ -47,4 +47,5 @@ def build_handlers(
         p.Hint: practice.hint,
         p.Replay: replays.replay,
         p.Watch: spectating.watch,
+        p.Challenges: races.challenges,
     }

@@ -10,7 +10,7 @@ from typing import Protocol
 from server.config import DEFAULT
 from server.edge.watchers import Watchers
 from server.play.players import Who
-from server.store.bus import Event
+from server.store.events import Event, SeatSeen
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,8 @@ class Hub:
         if session is not None:
             self.watchers.unwatch(session, code)
 
-    def seated(self, code: str, seats: list[str]) -> None:
-        self.watchers.seated(code, seats)
+    def seated(self, code: str, seats: list[str], seen: list[SeatSeen]) -> None:
+        self.watchers.seated(code, seats, seen)
 
     def __len__(self) -> int:
         return sum(len(g) for g in self._by_player.values())

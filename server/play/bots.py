@@ -24,20 +24,21 @@ import contextlib
 import logging
 import random
 import secrets
-from typing import Any
 
+import engine
 import protocol as p
 from engine.solve import bot as policy
 from server import solver_pool
 from server.clock import Clock
 from server.config import Config
+from server.domain.ids import race_gid
+from server.domain.records import RaceRecord, RaceStatus
+from server.play.bot_races import StartedBotRaces
 from server.play.cache import LiveGames
 from server.play.moves import Moves
 from server.play.players import Who
 from server.solver_pool import BOTS, SolverBusy, SolverPool, position_of
-from server.store.keys import race_gid
 from server.store.locks import Lease
-from server.store.records import RaceRecord, RaceStatus
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -54,23 +55,39 @@ class BotRunner:
         solver: SolverPool,
         clock: Clock,
         config: Config,
+        started: StartedBotRaces,
     ) -> None:
         self.store = store
         self.cache = cache
         self.moves = moves
+        self.started = started
         self.solver = solver
         self.clock = clock
         self.config = config
         self._races: dict[str, asyncio.Task[None]] = {}
 
-    async def race_started(self, code: str) -> None:
-        """Called once a race has started: drive its bots, if it has any."""
-        cfg = self.config
-        if await self.store.index_bot_race(code, cfg.untimed_race_max_s + cfg.finished_race_ttl_s):
-            await self._try_take(code)
-
     async def run(self) -> None:
-        """Forever: take over the races whose bots nobody drives (an expired lease)."""
+        """Forever: drive the bots of races started here, and take over the races whose
+        bots nobody drives (an expired lease)."""
+        started = asyncio.create_task(self._take_started(), name="bots-started")
+        try:
+            await self._scan()
+        finally:
+            started.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await started
+
+    async def _take_started(self) -> None:
+        while True:
+            code = await self.started.next()
+            try:
+                await self._try_take(code)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("race %s: its bots not taken; the scan will retry", code)
+
+    async def _scan(self) -> None:
         while True:
             try:
                 for code in await self.store.bot_races():
@@ -180,7 +197,7 @@ class BotRunner:
                 plan.pop(0)
                 plan_n = n + 1
 
-    async def _line(self, race: RaceRecord, game: Any) -> list[str]:
+    async def _line(self, race: RaceRecord, game: engine.Game) -> list[str]:
         """A solver line from the bot's position (empty if the solver is busy)."""
         try:
             _verdict, found = await self.solver.run(

@@ -28,8 +28,8 @@ from server.play.snapshots import BadSnapshot
 from server.store.errors import StoreUnavailable
 
 if TYPE_CHECKING:
+    from server.domain.records import GameRecord
     from server.metrics import Metrics
-    from server.store.records import GameRecord
     from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,13 @@ class LiveGames:
 
     def evict(self, gid: str) -> None:
         self._items.pop(gid)
+
+    def take(self, gid: str) -> LiveGame | None:
+        """The cached game, out of the cache: the caller owns it outright (a move is decided
+        on it in place, game_machine.decide_move) and gives it back with `adopt` once the
+        store has what was decided, or drops it. Meanwhile nobody here sees it: a reader
+        loads the game as the store has it."""
+        return self._items.pop(gid)
 
     def adopt(self, live: LiveGame) -> None:
         """Cache `live`, a game as the store now has it."""
@@ -192,7 +199,8 @@ class _Load:
             try:
                 start = snapshots.restore(text, record, at, last)
             except BadSnapshot as exc:
-                return self._skip(at, str(exc))
+                self._skip(at, str(exc))
+                return None
         else:
             start = snapshots.deal(record)
         off_loop = len(moves) > self.store.config.game_load_loop_replay_max
@@ -208,12 +216,14 @@ class _Load:
             if not at:
                 log.error("game %s: its moves do not replay from the deal: %s", record.gid, exc)
                 raise StoreUnavailable(f"game {record.gid} does not replay") from None
-            return self._skip(at, f"the moves after it do not replay: {exc}")
+            self._skip(at, f"the moves after it do not replay: {exc}")
+            return None
         finally:
             if metrics is not None:
                 metrics.moves_replayed.labels("thread" if off_loop else "loop").inc(len(moves))
         if at and (int(done.game.score), int(done.game.moves)) != (record.score, record.moves):
-            return self._skip(at, "the moves after it lead elsewhere than the record says")
+            self._skip(at, "the moves after it lead elsewhere than the record says")
+            return None
         missing = [(n, text) for n, text in done.snapshots if n not in self.present]
         if missing:
             # Made on the way where none was stored (or a bad one was): kept for next time.

@@ -10,15 +10,18 @@ the end of its time does to its record, and which moves store a snapshot of the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypedDict
 
 import msgspec
 
 import engine
 import protocol as p
 from server.config import Config
+from server.domain.kinds import GameKind
+from server.domain.outcome import RESIGNED, TIMED_OUT, Outcome
+from server.domain.records import GameRecord
 from server.play import snapshots
-from server.store.records import GameRecord
+from server.store.events import SeatSeen
 
 
 @dataclass(frozen=True)
@@ -34,10 +37,10 @@ class GameRules:
         cap = config.max_moves_per_game
         return cls(min(config.max_ranked_moves, cap), cap, config.snapshot_every)
 
-    def max_moves(self, kind: str) -> int:
+    def max_moves(self, kind: GameKind) -> int:
         """The most moves a game of this kind may have: a practice game the protocol's
         limit, a ranked one far fewer (a winning line is a few hundred moves at most)."""
-        return self.max_practice_moves if kind == "practice" else self.max_ranked_moves
+        return self.max_practice_moves if kind is GameKind.PRACTICE else self.max_ranked_moves
 
 
 class TimeUp(p.Refused):
@@ -61,17 +64,27 @@ def time_up(rec: GameRecord, now_ms: int) -> bool:
     return bool(rec.ends_at_ms) and now_ms >= rec.ends_at_ms
 
 
-def dealt_fields(game: Any, now_ms: int) -> dict[str, Any]:
+class Dealt(TypedDict):
+    """The record fields of a game just dealt (GameRecord's own names)."""
+
+    started_at_ms: int
+    score: int
+    moves: int
+    outcome: Outcome | None
+    finished_at_ms: int
+    finished_at_us: int
+
+
+def dealt_fields(game: engine.Game, now_ms: int) -> Dealt:
     """The record fields of a game dealt at `now_ms`: the deal's own score and move count
     (Doublets starts at 1); a deal that leaves no move is over, and so finished."""
-    over = bool(game.over)
+    outcome = Outcome.of_position(bool(game.won), bool(game.over))
+    over = outcome is not None
     return {
         "started_at_ms": now_ms,
         "score": int(game.score),
         "moves": int(game.moves),
-        "won": bool(game.won),
-        "over": over,
-        "finished": over,
+        "outcome": outcome,
         "finished_at_ms": now_ms if over else 0,
         "finished_at_us": now_ms * 1000 if over else 0,
     }
@@ -81,10 +94,10 @@ def timed_out(rec: GameRecord, end_ms: int) -> GameRecord:
     """The record of a game closed as it stands at `end_ms` (its race's or its day's end)."""
     if rec.finished:
         return rec
-    return rec.evolve(finished=True, finished_at_ms=end_ms, timed_out=True, ver=rec.ver + 1)
+    return rec.evolve(outcome=TIMED_OUT, finished_at_ms=end_ms, ver=rec.ver + 1)
 
 
-@dataclass
+@dataclass(slots=True)
 class LiveGame:
     """A record with its replayed engine game, as a process caches it.
 
@@ -95,10 +108,10 @@ class LiveGame:
     """
 
     record: GameRecord
-    game: Any  # engine.Game
+    game: engine.Game
     tail: list[str] = field(default_factory=list)
     base: int = 0
-    base_game: Any = None
+    base_game: engine.Game | None = None
 
     @classmethod
     def replay(cls, record: GameRecord, move_list: list[str]) -> LiveGame:
@@ -110,7 +123,7 @@ class LiveGame:
         """The number of moves in the game's list."""
         return self.base + len(self.tail)
 
-    def start(self) -> Any:
+    def start(self) -> engine.Game:
         """A copy of the position after `base` moves."""
         if self.base_game is None:
             return snapshots.deal(self.record)
@@ -125,7 +138,7 @@ class LiveGame:
         return p.State(
             re=re,
             gid=rec.gid,
-            kind=rec.kind if rec.kind in ("race", "practice") else "daily",
+            kind=rec.kind,
             game=rec.game,
             n=self.n,
             view=msgspec.Raw(p.encode_value(self.game.view())),
@@ -136,7 +149,7 @@ class LiveGame:
             elapsed_ms=elapsed_ms(rec, now_ms),
             race=rec.race or None,
             date=rec.date or None,
-            seed=rec.seed if rec.kind == "practice" else None,
+            seed=rec.seed if rec.kind is GameKind.PRACTICE else None,
         )
 
     def progress(self, now_ms: int) -> p.Progress:
@@ -156,6 +169,24 @@ class LiveGame:
             finished=rec.finished,
             elapsed_ms=elapsed_ms(rec, now_ms),
         )
+
+
+def seat_seen(live: LiveGame, view: msgspec.Raw, now_ms: int) -> SeatSeen:
+    """A race seat's board for its race's spectators (server/play/spectator_boards.py):
+    `view`, its public view as encoded for its own `state`, and the cards never shown."""
+    rec = live.record
+    outcome = rec.outcome
+    return SeatSeen(
+        rec.player,
+        live.n,
+        view,
+        rec.score,
+        outcome is not None and outcome.won,
+        outcome is not None and outcome.over,
+        outcome is not None,
+        elapsed_ms(rec, now_ms),
+        live.game.unseen(),
+    )
 
 
 def progress(rec: GameRecord, now_ms: int) -> p.Progress:
@@ -185,25 +216,28 @@ class Retransmission(NamedTuple):
 
 
 class Applied(NamedTuple):
-    """The move (or resignation: `move` '') is accepted: `record` is the game's record
-    after it, at the next version (store it, then reply); `snapshot` (or '') is the
-    position after it, to store with it."""
+    """The move (or resignation: `move` '') is accepted: `after` is the game after it (the
+    game decided on, which the caller owns), its record at the next version (store it, then
+    reply); `snapshot` (or '') is the position after it, to store with it."""
 
-    record: GameRecord
+    after: LiveGame
     move: str
     snapshot: str = ""
 
+    @property
+    def record(self) -> GameRecord:
+        return self.after.record
 
-def _after(rec: GameRecord, game: Any, end_ms: int, end_us: int, n: int) -> GameRecord:
+
+def _after(rec: GameRecord, game: engine.Game, end_ms: int, end_us: int, n: int) -> GameRecord:
     """The record of a game whose position is now `game` (after `n` moves), at the next
     version: a game over has finished at `end_ms` (`end_us`)."""
-    over = bool(game.over)
+    outcome = Outcome.of_position(bool(game.won), bool(game.over))
+    over = outcome is not None
     return rec.evolve(
         score=int(game.score),
         moves=int(game.moves),
-        won=bool(game.won),
-        over=over,
-        finished=over,
+        outcome=outcome,
         finished_at_ms=end_ms if over else 0,
         finished_at_us=end_us if over else 0,
         ver=rec.ver + 1,
@@ -229,14 +263,14 @@ def decide_move(
     rules: GameRules = GameRules(),
     stored: str | None = None,
 ) -> Retransmission | Applied:
-    """Check a `move {n, m}` against a game; if it is legal, play it on `live.game` itself.
-    Raises Refused (TimeUp when the time limit has passed). `stored` is the stored move
-    `n` when `n` is before the moves `live` keeps (the caller reads it).
-
-    No copy: the engine checks a move completely before it changes anything, so a refused
-    move leaves `live` as it was. An applied one leaves `live.game` ahead of its record and
-    move list, and of the store: the caller keeps `live` out of the cache until the store
-    has the move.
+    """Check a `move {n, m}` against a game the caller owns outright (taken out of the cache,
+    LiveGames.take: nobody else holds it while it is decided and written); if the move is
+    legal, play it there: `live` becomes the game after it, its record at the next version,
+    and is `Applied.after`. Raises Refused (TimeUp when the time limit has passed), leaving
+    `live` as it was: the engine checks a move completely before it changes anything.
+    `stored` is the stored move `n` when `n` is before the moves `live` keeps (the caller
+    reads it). In place rather than on a copy: copying a game and its move list, and freeing
+    the old ones, cost the move path more than everything else the machine does.
     """
     count = live.n
     if n < count:
@@ -260,24 +294,28 @@ def decide_move(
         game.play(move)
     except engine.MoveError as exc:
         raise p.Refused(p.ILLEGAL_MOVE, str(exc) or "illegal move") from None
-    new = _after(rec, game, now_us // 1000, now_us, count + 1)
+    live.record = _after(rec, game, now_us // 1000, now_us, count + 1)
+    live.tail.append(move)
     if (count + 1) % rules.snapshot_every:
-        return Applied(new, move)
-    return Applied(new, move, snapshots.encode(rec, game, count + 1, move))
+        return Applied(live, move)
+    snapshot = snapshots.encode(rec, game, count + 1, move)
+    live.rebase()  # the store keeps this position with the move: undos replay from here
+    return Applied(live, move, snapshot)
 
 
 def decide_resign(live: LiveGame, now_us: int) -> Applied:
+    """A resignation of a game the caller owns outright (as for decide_move)."""
     rec = live.record
     now_ms = now_us // 1000
     _check_open(rec, now_ms)
     new = rec.evolve(
-        finished=True,
-        resigned=True,
+        outcome=RESIGNED,
         finished_at_ms=now_ms,
         finished_at_us=now_us,
         ver=rec.ver + 1,
     )
-    return Applied(new, "")
+    live.record = new
+    return Applied(live, "")
 
 
 def decide_undo(live: LiveGame) -> tuple[LiveGame, int]:

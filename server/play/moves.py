@@ -16,28 +16,32 @@ from typing import Protocol
 
 import protocol as p
 from server.clock import Clock
+from server.domain.changes import Written
+from server.domain.ids import parse_gid
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord
 from server.metrics import Metrics
 from server.play.cache import LiveGames
+from server.play.effects import Applier, Say, ToPlayers, ToSpectators, to_player
 from server.play.game_machine import (
-    Applied,
     GameRules,
     LiveGame,
     Retransmission,
     TimeUp,
     decide_move,
     decide_resign,
+    seat_seen,
 )
+from server.play.optimistic import Optimistic, Plan
 from server.play.players import Who
 from server.play.races import Races
 from server.store.errors import StoreUnavailable
-from server.store.events import Event, encode_events
-from server.store.records import GameRecord
-from server.store.scripts import Status
+from server.store.events import Event
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
 
-RETRIES = 4  # writes that find the stored game moved on before answering `unavailable`
+RETRIES = 4  # attempts on a game whose stored copy keeps moving on before `unavailable`
 
 Deliver = Callable[[list[Event]], None]
 
@@ -57,6 +61,7 @@ class Moves:
         clock: Clock,
         metrics: Metrics,
         deliver: Deliver,
+        daily: DailyFinish | None = None,
         rules: GameRules | None = None,
     ) -> None:
         self.store = store
@@ -64,9 +69,10 @@ class Moves:
         self.races = races
         self.clock = clock
         self.metrics = metrics
-        self.deliver = deliver
         self.rules = rules or GameRules()
-        self.daily: DailyFinish | None = None
+        self.runner = Optimistic(RETRIES)
+        self.daily = daily
+        self.applier = Applier(deliver)
 
     # ------------------------------------------------------------ requests
 
@@ -82,7 +88,7 @@ class Moves:
 
     async def own_game(self, who: Who, gid: str) -> LiveGame:
         """The asker's game `gid`, fresh from the store; Refused if there is none."""
-        live = await self.cache.get(gid, fresh=True) if self.store.game_keys(gid) else None
+        live = await self.cache.get(gid, fresh=True) if parse_gid(gid) else None
         if live is None or live.record.player != who.player:
             raise p.Refused(p.NOT_FOUND, "no such game")
         return live
@@ -94,97 +100,127 @@ class Moves:
     ) -> list[p.Message]:
         """A move (`n` given) or a resignation (`n` None) on one of `who`'s games: the
         replies (the game's new state). Raises Refused."""
-        if self.store.game_keys(gid) is None:
-            raise p.Refused(p.NOT_FOUND, "no such game")
-        cache = self.cache
-        async with cache.lock(gid):
-            for _ in range(RETRIES):  # again only if the stored game moved on meanwhile
-                live = cache.peek(gid)
-                if live is None or (n is not None and n != live.n):
-                    # Not cached, or our copy may be behind (a move through another process).
-                    live = await cache.get(gid, fresh=True)
-                if live is None or live.record.player != who.player:
-                    raise p.Refused(p.NOT_FOUND, "no such game")
-                state = await self._try(who, live, re, n, move)
-                if state is not None:
-                    return [state]
-        raise p.Refused(p.UNAVAILABLE, "the game kept changing; resend")
+        async with self.cache.lock(gid):
+            # Again only if the stored game moved on meanwhile (the runner's STALE).
+            try:
+                state = await self.runner.run(
+                    f"game {gid}",
+                    lambda: self._attempt(who, gid, re, n, move),
+                    exhausted=_kept_changing,
+                )
+            except StoreUnavailable as exc:
+                self.cache.evict(gid)  # the move may or may not be stored: read it again
+                log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
+                raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
+        return [state]
 
-    async def _try(
-        self, who: Who, live: LiveGame, re: int | None, n: int | None, move: str
-    ) -> p.State | None:
-        """One attempt: the state to answer with, or None when the stored game had moved
-        on (read it again and decide again)."""
-        # A resent move from before the moves kept in memory is checked against the store.
-        stored = (
-            await self.store.move_at(live.record.gid, n)
-            if n is not None and n < live.base
-            else None
-        )
-        now_us = self.clock.now_us()
-        now = now_us // 1000
-        try:
-            decision = (
-                decide_move(live, n, move, now_us, self.rules, stored)
-                if n is not None
-                else decide_resign(live, now_us)
-            )
-        except TimeUp:
-            self.metrics.moves_rejected.labels(p.ILLEGAL_MOVE).inc()
-            if live.record.kind == "race":
-                await self.races.close_if_due(live.record.race)
-            raise
-        except p.Refused as refused:
-            self.metrics.moves_rejected.labels(refused.code).inc()
-            raise
-        if isinstance(decision, Retransmission):
-            fresh = await self.cache.get(live.record.gid, fresh=True)
-            assert fresh is not None
-            return fresh.state(self.clock.now_ms(), re)
-        # The decision is made on `live` (a move is already played on its game): until the
-        # store has it, it runs ahead of the store, so it stays out of the cache meanwhile.
-        gid = live.record.gid
-        self.cache.evict(gid)
+    async def _attempt(
+        self, who: Who, gid: str, re: int | None, n: int | None, move: str
+    ) -> Plan[p.State]:
+        """One attempt: load (from the cache when it can), decide, and the write to make."""
+        cache = self.cache
+        # Ours outright from here (the game's turn is ours too): given back once the store
+        # has what is decided, or as it was if nothing is; dropped if the write fails.
+        live = cache.take(gid)
+        if live is None or (n is not None and n != live.n):
+            # Not cached, or our copy may be behind (a move through another process).
+            if parse_gid(gid) is None:
+                raise p.Refused(p.NOT_FOUND, "no such game")
+            if live is not None:
+                cache.adopt(live)  # kept if the store still has it so
+            live = await cache.get(gid, fresh=True)
+            if live is not None:
+                cache.take(gid)
         # Written only over the game it was decided on (a resignation too): a copy cached
         # here may be stale if another connection of the player moved through another
         # instance, and its version no longer matches the stored one.
-        expect_ver = live.record.ver
-        record = live.record = decision.record
-        if move:
-            live.tail.append(move)
-        state = live.state(now)
-        events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
-        if record.kind == "race":
-            races = self.races
-            seats = races.known_seats(record.race) or await races.seats(record.race)
-            events.append(Event(to=seats, frames=[p.encode(live.progress(now))]))
+        expect_ver = live.record.ver if live is not None else 0
         try:
-            outcome = await self.store.write_move(
-                record, move, expect_ver, encode_events(events), decision.snapshot
-            )
-        except StoreUnavailable as exc:
-            log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
-            raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
-        if outcome.status is Status.MISSING:
-            raise p.Refused(p.NOT_FOUND, "no such game")
-        if outcome.status is not Status.APPLIED:
-            return None
-        self._stored(live, decision)
-        if record.finished and record.kind == "daily" and self.daily is not None:
+            if live is None or live.record.player != who.player:
+                raise p.Refused(p.NOT_FOUND, "no such game")
+            # A resent move from before the moves kept in memory is checked against the store.
+            stored = await self.store.move_at(gid, n) if n is not None and n < live.base else None
+            now_us = self.clock.now_us()
+            try:
+                decision = (
+                    decide_move(live, n, move, now_us, self.rules, stored)
+                    if n is not None
+                    else decide_resign(live, now_us)
+                )
+            except p.Refused as refused:  # TimeUp's code is illegal_move too
+                self.metrics.moves_rejected.labels(refused.code).inc()
+                raise
+        except BaseException as exc:
+            if live is not None:
+                cache.adopt(live)  # nothing was decided: the game is as it was
+                if isinstance(exc, TimeUp) and live.record.kind is GameKind.RACE:
+                    await self.races.close_if_due(live.record.race)
+            raise
+        if isinstance(decision, Retransmission):
+            cache.adopt(live)
+            return Plan(lambda: self._again(gid, re))
+        # From here `live` is ahead of the store: it goes back to the cache only once the
+        # store has the move; should anything fail, it is dropped (and read again).
+        now = self.clock.now_ms()
+        after = decision.after
+        record = after.record
+        state = after.state(now)
+        says = [to_player(who.player, state, but_asker=True)]
+        if record.kind is GameKind.RACE:
+            races = self.races
+            seats = races.known_seats(record.race)
+            if seats is None:
+                seats = await races.seats(record.race)
+            # An asynchronous race has no seats to tell (nor spectators while it is open):
+            # its seats see each other as ghosts, scheduled from the stored moves
+            # (server/play/ghosts.py).
+            if seats:
+                # The race's spectators hear the progress too, and the seat's board, which
+                # is decided fair where they are (server/play/spectator_boards.py).
+                board = ToSpectators(record.race, boards=[seat_seen(after, state.view, now)])
+                says.append(Say(ToPlayers(seats), [after.progress(now)], board))
+        events = self.applier.events(says, who.uid)
+        payload = self.applier.payload(events)
+
+        def write() -> Awaitable[Written]:  # the group commit's future, as it is
+            return self.store.write_move(record, move, expect_ver, payload, decision.snapshot, now)
+
+        def answered() -> p.State | Awaitable[p.State]:
+            self._stored(after, move)
+            if record.finished:
+                return self._finished(record, state, re, events)
+            state.re = re
+            self.applier.deliver(events)
+            return state
+
+        def stale() -> None:
+            cache.evict(gid)  # the stored game moved on: a copy cached meanwhile is behind it
+
+        return Plan(answered, write, missing=_no_such_game, stale=stale)
+
+    async def _finished(
+        self, record: GameRecord, state: p.State, re: int | None, events: list[Event]
+    ) -> p.State:
+        """The answer to the move (or resignation) that finished a game, once stored."""
+        if record.kind is GameKind.DAILY and self.daily is not None:
             # Ranked before its final state goes out: whoever sees that state may ask for
             # the board next and must find the attempt on it.
             await self.daily.finished(record)
         state.re = re
-        self.deliver(events)
-        if record.finished and record.kind == "race":
+        self.applier.deliver(events)
+        if record.kind is GameKind.RACE:
             await self.races.close_if_due(record.race)
         return state
 
-    def _stored(self, live: LiveGame, decision: Applied) -> None:
+    async def _again(self, gid: str, re: int | None) -> p.State:
+        """The answer to a move applied before: the game's state as the store has it."""
+        fresh = await self.cache.get(gid, fresh=True)
+        assert fresh is not None
+        return fresh.state(self.clock.now_ms(), re)
+
+    def _stored(self, live: LiveGame, move: str) -> None:
         """The store has the move (or resignation): cache the game as it now is, count, log."""
-        record, move = live.record, decision.move
-        if decision.snapshot:
-            live.rebase()  # the store keeps this position: later undos replay from here
+        record = live.record
         self.cache.adopt(live)
         if move:
             self.metrics.moves_accepted.value += 1
@@ -196,3 +232,11 @@ class Moves:
                 )  # fmt: skip
         else:
             log.info("game %s: player %s resigned", record.gid, record.player)
+
+
+def _no_such_game() -> p.State:
+    raise p.Refused(p.NOT_FOUND, "no such game")
+
+
+def _kept_changing() -> p.State:
+    raise p.Refused(p.UNAVAILABLE, "the game kept changing; resend")

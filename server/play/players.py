@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import protocol as p
 from server.clock import Clock
+from server.domain.kinds import GameKind
+from server.domain.records import RaceStatus
 from server.play.cache import LiveGames
 from server.play.names import Names
 from server.play.race_machine import lobby_message
-from server.store.records import RaceStatus
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -62,10 +63,9 @@ class Players:
     async def _games(self, player: str) -> tuple[list[p.State], list[p.Lobby]]:
         """The player's unfinished games and waiting lobbies; registers for their events."""
         store = self.store
-        keys = store.keys
         gids = await store.player_games(player)
         records = await store.load_records(gids) if gids else []
-        interest = {keys.player_interest(player)}
+        races: set[str] = set()  # whose events must reach this instance
         stale: list[str] = []
         active: list[str] = []
         lobby_codes: list[str] = []
@@ -73,14 +73,14 @@ class Players:
         for gid, rec in zip(gids, records, strict=True):
             if rec is None:
                 stale.append(gid)
-            elif rec.kind == "race" and not rec.started_at_ms:
+            elif rec.kind is GameKind.RACE and not rec.started_at_ms:
                 lobby_codes.append(rec.race)
-                interest.add(keys.race_interest(rec.race))
+                races.add(rec.race)
             elif not rec.finished:
                 active.append(gid)
-                if rec.kind == "race":
-                    interest.add(keys.race_interest(rec.race))
-            elif rec.kind == "race":
+                if rec.kind is GameKind.RACE:
+                    races.add(rec.race)
+            elif rec.kind is GameKind.RACE:
                 finished_seats.append(rec)
             else:
                 stale.append(gid)
@@ -88,10 +88,10 @@ class Players:
             # A finished seat still hears its race's progress and result until the race ends.
             race = await store.load_race(rec.race)
             if race is not None and race.status == RaceStatus.RUNNING:
-                interest.add(keys.race_interest(rec.race))
+                races.add(rec.race)
             else:
                 stale.append(rec.gid)
-        await store.add_interest(sorted(interest))
+        await store.listen(players=[player], races=sorted(races))
         await store.forget_player_games(player, stale)
         now = self.clock.now_ms()
         states = []

@@ -28,19 +28,20 @@ import protocol as p
 from server import solver_pool
 from server.clock import Clock
 from server.config import Config
+from server.domain.changes import MUST_NOT_EXIST, GameChange, Written
+from server.domain.ids import parse_gid, practice_gid
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord
 from server.metrics import Metrics
 from server.play.cache import LiveGames
+from server.play.effects import Applier, to_player
 from server.play.game_machine import LiveGame, dealt_fields, decide_undo
 from server.play.moves import Deliver, Moves
+from server.play.optimistic import Plan
 from server.play.players import Who
 from server.play.race_machine import new_seed
 from server.solver_pool import HINTS, OverShare, OwnerBusy, SolverBusy, SolverPool, position_of
-from server.store.events import Event, encode_events
-from server.store.keys import practice_gid
-from server.store.records import GameRecord
-from server.store.scripts import Status
 from server.store.store import Store
-from server.store.writes import MUST_NOT_EXIST, GameChange
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class Practice:
         self.solver = solver
         self.clock = clock
         self.config = config
-        self.deliver = deliver
+        self.applier = Applier(deliver)
         self.metrics = metrics
 
     async def practice(self, who: Who, msg: p.Practice) -> list[p.Message]:
@@ -74,7 +75,7 @@ class Practice:
         now = self.clock.now_ms()
         record = GameRecord(
             gid=gid,
-            kind="practice",
+            kind=GameKind.PRACTICE,
             game=msg.game,
             seed=seed,
             player=who.player,
@@ -83,12 +84,11 @@ class Practice:
         )
         ttl = self.config.practice_ttl_s
         change = GameChange(record, MUST_NOT_EXIST, all_fields=True)
-        await self.store.write_game(change, index_games=True, ttl_s=ttl)
+        if await self.store.write_game(change, index_games=True, ttl_s=ttl) is Written.APPLIED:
+            await self.store.keep_player(who.player)  # a player who starts a game is kept
         # The player's other practice games get the same time to live (a move list is made
         # by the first move, without one).
-        older = [
-            g for g in await self.store.player_games(who.player) if g != gid and g.startswith("p.")
-        ]
+        older = [g for g in await self.store.player_games(who.player) if g != gid and _practice(g)]
         await self.store.expire_games(older, ttl)
         log.info("practice game %s: player %s, %s seed %d", gid, who.player, msg.game, seed)
         live = await self.cache.get(gid, fresh=True)
@@ -99,13 +99,14 @@ class Practice:
     async def _own(self, who: Who, gid: str, what: str) -> LiveGame:
         """The asker's practice game `gid`; Refused if it is none."""
         live = await self.moves.own_game(who, gid)
-        if live.record.kind != "practice":
+        if live.record.kind is not GameKind.PRACTICE:
             raise p.Refused(p.BAD_REQUEST, RANKED.format(what=what))
         return live
 
     async def undo(self, who: Who, msg: p.Undo) -> list[p.Message]:
         gid = msg.gid
-        async with self.cache.lock(gid):
+
+        async def attempt() -> Plan[p.State]:
             live = await self._own(who, gid, "undo")
             if live.n and not live.tail:
                 # Cached right at a snapshot: load it from the one before its last move.
@@ -117,20 +118,32 @@ class Practice:
             if self.metrics is not None:
                 self.metrics.moves_replayed.labels("loop").inc(replayed)
             state = undone.state(self.clock.now_ms())
-            events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
-            status = await self.store.write_game(
-                GameChange(undone.record, live.record.ver),
-                undo=True,
-                ttl_s=self.config.practice_ttl_s,
-                payload=encode_events(events),
+            events = Applier.events([to_player(who.player, state, but_asker=True)], who.uid)
+            change = GameChange(undone.record, live.record.ver)
+
+            async def write() -> Written:
+                written = await self.store.write_game(
+                    change, undo=True, ttl_s=self.config.practice_ttl_s,
+                    payload=Applier.payload(events),
+                )  # fmt: skip
+                if written is not Written.APPLIED:
+                    self.cache.evict(gid)
+                return written
+
+            async def undone_now() -> p.State:
+                self.cache.adopt(undone)
+                log.debug("practice game %s: move %d undone", gid, live.n)
+                state.re = msg.id
+                self.applier.deliver(events)
+                return state
+
+            return Plan(undone_now, write, missing=_changed)
+
+        async with self.cache.lock(gid):
+            # Never tried again: the undo asked for is of the move the player last saw.
+            state = await self.moves.runner.run(
+                f"game {gid}", attempt, retries=1, exhausted=_changed
             )
-            if status is not Status.APPLIED:
-                self.cache.evict(gid)
-                raise p.Refused(p.UNAVAILABLE, "the game changed meanwhile; try again")
-            self.cache.adopt(undone)
-        log.debug("practice game %s: move %d undone", gid, live.n)
-        state.re = msg.id
-        self.deliver(events)
         return [state]
 
     async def hint(self, who: Who, msg: p.Hint) -> list[p.Message]:
@@ -167,3 +180,12 @@ class Practice:
             raise p.Refused(p.UNAVAILABLE, "the solver is busy; ask again shortly") from None
         log.debug("practice game %s: hint at move %d: %s (%s)", rec.gid, n, move, verdict)
         return [p.HintReply(re=msg.id, gid=rec.gid, n=n, move=move, verdict=verdict)]
+
+
+def _changed() -> p.State:
+    raise p.Refused(p.UNAVAILABLE, "the game changed meanwhile; try again")
+
+
+def _practice(gid: str) -> bool:
+    parsed = parse_gid(gid)
+    return parsed is not None and parsed.kind is GameKind.PRACTICE

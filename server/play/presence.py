@@ -17,14 +17,14 @@ import asyncio
 import logging
 
 from server.config import Config
+from server.domain.ids import parse_gid
+from server.domain.kinds import GameKind
 from server.play.players import Who
 from server.play.races import Races
-from server.store.errors import STORE_ERRORS
+from server.store.errors import StoreUnavailable
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
-
-RACE_SEAT = "r."  # how a race seat's gid begins (server/store/keys.py race_gid)
 
 
 class Presence:
@@ -42,14 +42,14 @@ class Presence:
         await self.store.heartbeat(self.heartbeat_ttl_s())
 
     async def arrived(self, who: Who) -> None:
-        await self.store.connected(who.player, who.uid, self.config.lobby_ttl_s)
+        await self.store.add_connection(who.player, who.uid, self.config.lobby_ttl_s)
 
     async def departed(self, who: Who, shutting_down: bool) -> None:
         """`who`'s connection has closed. While this server shuts down, nobody leaves a
         lobby: its players reconnect once it (or another instance) is back."""
         try:
-            await self.store.disconnected(who.player, [who.uid])
-            if shutting_down or await self.connected(who.player):
+            await self.store.remove_connections(who.player, [who.uid])
+            if shutting_down or await self.is_connected(who.player):
                 return
             codes = await self._lobbies(who.player)
             if not codes:
@@ -60,28 +60,37 @@ class Presence:
                 who.player, ", ".join(codes), grace,
             )  # fmt: skip
             await asyncio.sleep(grace)
-            if await self.connected(who.player):
+            if await self.is_connected(who.player):
                 log.info("player %s is back: they stay in %s", who.player, ", ".join(codes))
                 return
             for code in codes:
                 await self.races.leave(code, who.player)
-        except STORE_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("player %s: store unavailable after a disconnect: %s", who.player, exc)
 
-    async def connected(self, player: str) -> bool:
+    async def is_connected(self, player: str) -> bool:
         """Whether the player has a connection open on a running instance."""
         connections = await self.store.connections(player)
         if not connections:
             return False
         live = await self.store.live_instances(list(connections.values()))
         dead = [c for c, instance in connections.items() if instance not in live]
-        await self.store.disconnected(player, dead)
+        await self.store.remove_connections(player, dead)
         return len(dead) < len(connections)
 
     async def _lobbies(self, player: str) -> list[str]:
         """The races the player is seated in that have not started."""
-        gids = [g for g in await self.store.player_games(player) if g.startswith(RACE_SEAT)]
+        gids = [g for g in await self.store.player_games(player) if _race_seat(g)]
         records = await self.store.load_records(gids) if gids else []
         return sorted(
-            {r.race for r in records if r is not None and r.kind == "race" and not r.started_at_ms}
+            {
+                r.race
+                for r in records
+                if r is not None and r.kind is GameKind.RACE and not r.started_at_ms
+            }
         )
+
+
+def _race_seat(gid: str) -> bool:
+    parsed = parse_gid(gid)
+    return parsed is not None and parsed.kind is GameKind.RACE

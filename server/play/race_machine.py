@@ -2,7 +2,7 @@
 
 Like websockets' sans-I/O protocol objects: an input goes in (with the time), a
 `Transition` comes out: the writes to make (a RaceChange, checked by the store against
-the version the decision was made on), the replies for whoever asked, and the events for
+the version the decision was made on), the replies for whoever asked, and what to say to
 each seat. No await, no Redis, no sockets. Every status change of a race is made here:
 
     lobby --start--> running --close (every seat finished, or the deadline)--> done
@@ -29,13 +29,24 @@ import msgspec
 import engine
 import protocol as p
 from server.config import Config
+from server.domain.changes import MUST_NOT_EXIST, GameChange, RaceChange
+from server.domain.ids import race_gid
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.play.bot_seats import is_bot
-from server.play.game_machine import LiveGame, dealt_fields, progress, timed_out
+from server.play.effects import Say, ToPlayers, ToSpectators
+from server.play.game_machine import (
+    LiveGame,
+    dealt_fields,
+    elapsed_ms,
+    progress,
+    seat_seen,
+    time_up,
+    timed_out,
+)
 from server.play.ranking import rank_key, ranked
-from server.store.events import Event
-from server.store.keys import race_gid
-from server.store.records import GameRecord, RaceRecord, RaceStatus
-from server.store.writes import MUST_NOT_EXIST, GameChange, RaceChange, encode_events
+from server.play.spectator_boards import SpectatorBoards
+from server.store.events import SeatSeen
 
 
 @dataclass(frozen=True)
@@ -62,11 +73,12 @@ class RaceRules:
 @dataclass
 class Transition:
     """What one input decided: store `change` (None: nothing to store), then send
-    `replies` to the asker and deliver `events`."""
+    `replies` to the asker and say `says` (server/play/effects.py: the applier encodes
+    them, puts them in the write for the other instances, and delivers them here)."""
 
     change: RaceChange | None
     replies: list[p.Message] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
+    says: list[Say] = field(default_factory=list)
     # The seats' games as a start dealt them (the caller may cache them once stored).
     dealt: list[LiveGame] = field(default_factory=list)
 
@@ -147,7 +159,7 @@ class RaceMachine:
         race = self.race
         return GameRecord(
             gid=race_gid(race.code, seat.player),
-            kind="race",
+            kind=GameKind.RACE,
             game=race.game,
             seed=race.seed,
             player=seat.player,
@@ -169,12 +181,14 @@ class RaceMachine:
         max_players: int | None,
         time_limit_s: int | None,
         now_ms: int,
-        origin: str,
-        instances: list[str],
         spectators: bool = True,
+        window_s: int | None = None,
     ) -> tuple[RaceMachine, Transition]:
-        """A new race in its lobby with its host seated (`instances`: where the host is
-        connected, this instance first). The store refuses it if the code is taken."""
+        """A new race in its lobby with its host seated. The store refuses it if the code
+        is taken.
+
+        With `window_s` (None: a live race) an asynchronous race: running from now until
+        the window ends (its deadline), its host seated but not yet dealt (`join` deals)."""
         race = RaceRecord(
             code=code,
             game=game,
@@ -186,6 +200,10 @@ class RaceMachine:
             seats=[host],
             spectators=spectators,
         )
+        if window_s is not None:
+            race.async_race, race.window_s = True, window_s
+            race.status = RaceStatus.RUNNING
+            race.starts_at_ms, race.ends_at_ms = now_ms, now_ms + window_s * 1000
         machine = cls(race, rules)
         created = p.Created(
             race=race.code,
@@ -195,23 +213,20 @@ class RaceMachine:
             spectators=race.spectators,
         )
         lobby = machine.lobby()
-        events = [Event(to=[host.player], frames=[p.encode(lobby)], skip=origin)]
+        says = [machine._lobby_say(lobby, [host.player])]
         change = RaceChange(
             race=race,
             expect_ver=MUST_NOT_EXIST,
             new_seats=[host],
             games=[GameChange(machine.seat_record(host), MUST_NOT_EXIST, all_fields=True)],
-            instances=instances,
-            ttl_s=rules.lobby_ttl_s,
-            payload=encode_events(events),
+            # An asynchronous race runs from its creation: its keys persist until it closes.
+            ttl_s=0 if race.async_race else rules.lobby_ttl_s,
         )
-        return machine, Transition(change, [created, lobby], events)
+        return machine, Transition(change, [created, lobby], says)
 
     def join(
         self,
         seat: p.Seat,
-        origin: str,
-        instances: list[str],
         games: list[GameRecord] | None = None,
         now_ms: int = 0,
     ) -> Transition:
@@ -247,37 +262,38 @@ class RaceMachine:
         joined = replace(race, seats=[*race.seats, seat], ver=expect + 1)
         self.race = joined
         lobby = self.lobby()
-        events = [Event(to=joined.players(), frames=[p.encode(lobby)], skip=origin)]
+        says = [self._lobby_say(lobby, joined.players())]
         change = RaceChange(
             race=joined,
             expect_ver=expect,
             new_seats=[seat],
             games=[GameChange(self.seat_record(seat), MUST_NOT_EXIST, all_fields=True)],
-            instances=instances,
             ttl_s=self.rules.lobby_ttl_s,
-            payload=encode_events(events),
         )
-        return Transition(change, [lobby], events)
+        return Transition(change, [lobby], says)
 
     def may_watch(self, player: str | None) -> None:
         """Refuses (`no_spectators`) unless `player` may watch the race (None: a visitor of
-        its page). Its creator decides whether anyone may; its own seats never do until it
-        is done: every seat plays the same deal, so the others' boards show cards that are
-        still face down in one's own game."""
+        its page): its creator decides whether anyone may. Its own seats may too: while it
+        runs, spectators see no card that a seat still playing has not seen in its own
+        game (server/play/spectator_boards.py), so a seat learns nothing of its deal."""
         race = self.race
         if not race.spectators:
             raise p.Refused(p.NO_SPECTATORS, f"race {race.code} does not take spectators")
-        if player is not None and self.seated(player) and race.status != RaceStatus.DONE:
+        if race.async_race and race.status != RaceStatus.DONE:
+            # Its seats play the same deal at different times: no board is shown to anyone
+            # (nor to a seat, which could learn the deal) until the race closes.
             raise p.Refused(
                 p.NO_SPECTATORS,
-                f"you play in race {race.code}: seats do not watch it (join it to play)",
+                f"race {race.code} is an asynchronous race: it may be watched once it closes",
             )
 
     def watch(self, player: str | None, boards: list[LiveGame], now_ms: int) -> list[p.Message]:
         """What a spectator is first sent: the race as it stands, as a seat that never left
         has heard it (its lobby; once it runs its `start`, and every seat's board and
         `progress` from `boards`, the seats' games as read at `now_ms`; once it is done, its
-        result), and only that: each board is its player's own public view. Refused as
+        result), and only that: each board is its player's own public view, less (while
+        the race runs) every card a seat still playing has not seen. Refused as
         `may_watch` says."""
         self.may_watch(player)
         race = self.race
@@ -287,12 +303,31 @@ class RaceMachine:
         replies.append(self.start_message())
         by_player = {live.record.player: live for live in boards}
         seats = [by_player[s.player] for s in race.seats if s.player in by_player]
-        replies += [live.board(now_ms) for live in seats]
+        if race.status == RaceStatus.RUNNING:
+            fair = SpectatorBoards()
+            fair.seats(self.players())
+            replies += fair.boards(race.code, self.seen(seats, now_ms))
+        else:
+            replies += [live.board(now_ms) for live in seats]
         replies += [live.progress(now_ms) for live in seats]
         result = race.stored_result()
         if result is not None:
             replies.append(result)
         return replies
+
+    @staticmethod
+    def seen(boards: list[LiveGame], now_ms: int) -> list[SeatSeen]:
+        """The seats' boards as their spectators' boards are decided from them."""
+        return [
+            seat_seen(live, msgspec.Raw(p.encode_value(live.game.view())), now_ms)
+            for live in boards
+        ]
+
+    def _lobby_say(self, lobby: p.Lobby, to: list[str], but_asker: bool = True) -> Say:
+        """The lobby for `to` (but the asker, who has it as the reply), and for the race's
+        spectators (with its seats)."""
+        seen = ToSpectators(self.code, seats=self.players())
+        return Say(ToPlayers(to, but_asker), [lobby], seen)
 
     def leave(self, player: str) -> Transition:
         """`player` has gone (no connection left) while the race waits in its lobby: their
@@ -316,19 +351,23 @@ class RaceMachine:
             **{**race.__dict__, "seats": staying, "host": host, "ver": expect + 1}
         )
         lobby = self.lobby()
-        events = [Event(to=self.players(), frames=[p.encode(lobby)])]
+        says = [self._lobby_say(lobby, self.players(), but_asker=False)]
         change = RaceChange(
             race=self.race,
             expect_ver=expect,
             gone_seats=gone,
             ttl_s=self.rules.lobby_ttl_s,
-            payload=encode_events(events),
         )
-        return Transition(change, [lobby], events)
+        return Transition(change, [lobby], says)
 
-    def start(self, player: str, now_ms: int, origin: str) -> Transition:
+    def start(self, player: str, now_ms: int) -> Transition:
         """The host starts the race: every seat is dealt the same deal, the clock starts."""
         race = self.race
+        if race.async_race:
+            raise p.Refused(
+                p.RACE_STARTED,
+                f"race {race.code} is an asynchronous race: each seat's game starts when it joins",
+            )
         if player != race.host:
             raise p.Refused(p.NOT_HOST, f"only the host may start race {race.code}")
         if race.status != RaceStatus.LOBBY:
@@ -351,20 +390,19 @@ class RaceMachine:
             for seat in race.seats
         ]
         start = self.start_message()
-        start_frame = p.encode(start)
         states = {live.record.player: live.state(now_ms) for live in seats}
-        events = [
-            Event(to=[pl], frames=[start_frame, p.encode(st)], skip=origin)
-            for pl, st in states.items()
-        ]
+        says = [Say(ToPlayers([pl], but_asker=True), [start, st]) for pl, st in states.items()]
+        # Its spectators hear the start once, with every seat's board as dealt.
+        boards = [seat_seen(live, states[live.record.player].view, now_ms) for live in seats]
+        seen = ToSpectators(race.code, seats=self.players(), boards=boards)
+        says.append(Say(ToPlayers([]), [start], seen))
         change = RaceChange(
             race=started,
             expect_ver=expect,
             games=[GameChange(live.record, 0, all_fields=True) for live in seats],
             ttl_s=0,
-            payload=encode_events(events),
         )
-        return Transition(change, [start, states[player]], events, dealt=seats)
+        return Transition(change, [start, states[player]], says, dealt=seats)
 
     def close(self, games: list[GameRecord], now_ms: int) -> Transition | None:
         """Close a running race whose every seat has finished, or whose deadline has
@@ -374,11 +412,16 @@ class RaceMachine:
         if race.status != RaceStatus.RUNNING:
             return None
         deadline = self.deadline_ms()
-        complete = bool(games) and all(g.finished for g in games)
-        if not (complete or now_ms >= deadline):
-            return None
-        end = min(now_ms, deadline)
-        final = [timed_out(g, end) for g in games]
+        if race.async_race:
+            final = self._async_final(games, now_ms)
+            if final is None:
+                return None
+        else:
+            complete = bool(games) and all(g.finished for g in games)
+            if not (complete or now_ms >= deadline):
+                return None
+            end = min(now_ms, deadline)
+            final = [timed_out(g, end) for g in games]
         result = self.result(final)
         expect = race.ver
         self.race = replace(
@@ -387,7 +430,7 @@ class RaceMachine:
             ver=expect + 1,
             result_json=msgspec.json.encode(result).decode(),
         )
-        events = [Event(to=self.players(), frames=[p.encode(result)])]
+        says = [Say(ToPlayers(self.players()), [result], ToSpectators(race.code, over=True))]
         change = RaceChange(
             race=self.race,
             expect_ver=expect,
@@ -395,9 +438,117 @@ class RaceMachine:
             # the result, so the close is then decided again.
             games=[GameChange(f, g.ver) for f, g in zip(final, games, strict=True)],
             ttl_s=self.rules.finished_race_ttl_s,
-            payload=encode_events(events),
         )
-        return Transition(change, [result], events)
+        return Transition(change, [result], says)
+
+    # ------------------------------------------------------------ asynchronous races
+
+    def _async_final(self, games: list[GameRecord], now_ms: int) -> list[GameRecord] | None:
+        """An asynchronous race's seats as it closes now, or None while it stays open: it
+        closes once every seat is taken and has finished (a seat whose own time limit has
+        passed counts as finished, timed out), or at the end of its window, every game
+        then closed as it stands (a seat never dealt with nothing played)."""
+        race = self.race
+        deadline = self.deadline_ms()
+        full = len(race.seats) >= race.max_players and len(games) == len(race.seats)
+        done = all(g.finished or time_up(g, now_ms) for g in games)
+        if not ((full and done) or now_ms >= deadline):
+            return None
+        end = min(now_ms, deadline)
+        return [timed_out(g, min(end, g.ends_at_ms) if g.ends_at_ms else end) for g in games]
+
+    def seat_start(self, own: GameRecord) -> p.Start:
+        """An asynchronous race's `start` for one seat: its own deal's times."""
+        return p.Start(
+            race=self.race.code,
+            game=self.race.game,
+            starts_at_ms=own.started_at_ms,
+            ends_at_ms=own.ends_at_ms or None,
+            async_=True,
+        )
+
+    def challenge(self, player: str, games: list[GameRecord], now_ms: int) -> p.Challenge:
+        """An asynchronous race as `player` (one of its seats) sees it in a list of their
+        challenges: open or closed, and the standings of the seats that have finished,
+        ranked among themselves (a closed race's result as it went out); none while the
+        player's own game is in play, whose final scores would tell the targets early."""
+        race = self.race
+        mine = next((g for g in games if g.player == player), None)
+        played = mine is not None and mine.finished
+        result = race.stored_result()
+        if result is not None:
+            standings = result.standings
+        elif played:
+            done = [g for g in games if g.finished]
+            standings = self.result(done).standings
+        else:
+            standings = []
+        return p.Challenge(
+            race=race.code,
+            game=race.game,
+            created_ms=race.created_ms,
+            closes_at_ms=race.ends_at_ms,
+            open=race.status != RaceStatus.DONE and now_ms < race.ends_at_ms,
+            seats=len(race.seats),
+            max_players=race.max_players,
+            played=played or result is not None,
+            standings=standings,
+        )
+
+    def join_async(self, seat: p.Seat, own: LiveGame | None, now_ms: int) -> Transition:
+        """`seat.player` joins an asynchronous race: seated (if a seat is free) and dealt at
+        once, its own clock starting now: `lobby`, then its `start` and `state`. A seat
+        already dealt (`own`: its game) gets the same again, as it stands; the host, seated
+        by `create`, is dealt on its first `join`. A closed race answers `lobby` and
+        `result` to anyone. Seats already playing hear nothing of a join: they see each
+        other only as ghosts (server/play/ghosts.py)."""
+        race = self.race
+        if race.status == RaceStatus.DONE:
+            return self.join(seat)
+        seated = self.seated(seat.player)
+        if own is not None and own.record.started_at_ms:
+            replies: list[p.Message] = [
+                self.lobby(),
+                self.seat_start(own.record),
+                own.state(now_ms),
+            ]
+            return Transition(None, replies, dealt=[own])
+        if now_ms >= self.deadline_ms():
+            raise p.Refused(p.RACE_STARTED, f"race {race.code} has closed")
+        if not seated and len(race.seats) >= race.max_players:
+            raise p.Refused(p.RACE_FULL, f"race {race.code} is full ({race.max_players} players)")
+        game = engine.new_game(race.game, race.seed)
+        # The seat plays until its own time limit, and never past the window: a move or a
+        # resignation after it is refused (and the race closes), as after a time limit.
+        ends = race.ends_at_ms
+        if race.time_limit_s:
+            ends = min(ends, now_ms + race.time_limit_s * 1000)
+        base = own.record if own is not None else self.seat_record(seat)
+        dealt = LiveGame(
+            base.evolve(ends_at_ms=ends, ver=base.ver + 1, **dealt_fields(game, now_ms)), game
+        )
+        expect = race.ver
+        self.race = replace(
+            race, seats=race.seats if seated else [*race.seats, seat], ver=expect + 1
+        )
+        change = RaceChange(
+            race=self.race,
+            expect_ver=expect,
+            new_seats=[] if seated else [seat],
+            games=[
+                GameChange(
+                    dealt.record,
+                    base.ver if own is not None else MUST_NOT_EXIST,
+                    all_fields=True,
+                )
+            ],
+        )
+        dealt_replies: list[p.Message] = [
+            self.lobby(),
+            self.seat_start(dealt.record),
+            dealt.state(now_ms),
+        ]
+        return Transition(change, dealt_replies, dealt=[dealt])
 
     # ------------------------------------------------------------ rematch
 
@@ -437,8 +588,6 @@ class RaceMachine:
         seed: int,
         host: p.Seat,
         now_ms: int,
-        origin: str,
-        instances: list[str],
     ) -> tuple[RaceMachine, Transition]:
         """The rematch of race `done` under the code it records: the same game, number of
         seats and time limit, a new deal (`seed`), with `host` (whoever makes it) seated
@@ -453,20 +602,19 @@ class RaceMachine:
             max_players=done.max_players,
             time_limit_s=done.time_limit_s or None,
             now_ms=now_ms,
-            origin=origin,
-            instances=instances,
             spectators=done.spectators,
+            window_s=done.window_s if done.async_race else None,
         )
 
-    def offer(self, asker: p.Seat, origin: str) -> Event:
-        """The `rematch` event for every person seated in this race (bar connection
-        `origin`, which made the rematch): `asker` asked, and the race to join."""
+    def offer(self, asker: p.Seat) -> Say:
+        """The `rematch` event for every person seated in this race (bar the asker's
+        connection, which made the rematch): `asker` asked, and the race to join."""
         race = self.race
         offer = p.RematchOffer(
             race=race.code, next=race.rematch, player=asker.player, name=asker.name
         )
         people = [pl for pl in self.players() if not is_bot(pl)]
-        return Event(to=people, frames=[p.encode(offer)], skip=origin)
+        return Say(ToPlayers(people, but_asker=True), [offer])
 
     # ------------------------------------------------------------ result
 
@@ -478,6 +626,8 @@ class RaceMachine:
         seat_index = {s.player: i for i, s in enumerate(race.seats)}
 
         def time_ms(g: GameRecord) -> int:
+            if race.async_race:  # each seat on its own clock
+                return elapsed_ms(g, g.finished_at_ms)
             return max(0, g.finished_at_ms - race.starts_at_ms)
 
         order = ranked(

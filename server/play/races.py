@@ -10,16 +10,22 @@ Any instance may close a race: the store lets exactly one close go through.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Sequence
 
 import protocol as p
 from server.clock import Clock
 from server.config import Config
+from server.domain.changes import Written
+from server.domain.ids import race_gid
+from server.domain.records import RaceRecord, RaceStatus
 from server.lru import LRU
+from server.play.bot_races import StartedBotRaces
 from server.play.bot_seats import bot_seat, is_bot
 from server.play.cache import LiveGames
+from server.play.effects import Applier
+from server.play.ghosts import Ghosts
 from server.play.offers import rematch_offer
+from server.play.optimistic import Optimistic, Plan, answer, done
 from server.play.players import Who
 from server.play.race_machine import (
     RaceMachine,
@@ -30,23 +36,14 @@ from server.play.race_machine import (
     normalise_code,
     not_found,
 )
-from server.store.events import Event, encode_events
-from server.store.keys import race_gid
-from server.store.records import RaceRecord, RaceStatus
-from server.store.scripts import Status
+from server.store.events import Event
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
 
-RETRIES = 8  # reads of a race that keeps changing under us before answering `unavailable`
+RETRIES = 8  # attempts on a race that keeps changing under us before answering `unavailable`
 
 Deliver = Callable[[list[Event]], None]
-
-
-class BotDriver(Protocol):
-    """What races need of the bots (server/play/bots.py's BotRunner)."""
-
-    async def race_started(self, code: str) -> None: ...
 
 
 class Races:
@@ -57,14 +54,18 @@ class Races:
         clock: Clock,
         config: Config,
         deliver: Deliver,
+        bot_races: StartedBotRaces,
+        ghosts: Ghosts | None = None,
     ) -> None:
         self.store = store
         self.cache = cache
         self.clock = clock
         self.config = config
         self.rules = RaceRules.from_config(config)
-        self.deliver = deliver
-        self.bots: BotDriver | None = None
+        self.applier = Applier(deliver)
+        self.runner = Optimistic(RETRIES)
+        self.bot_races = bot_races
+        self.ghosts = ghosts
         # Seats of started races (they no longer change), and lobbies as this process last
         # wrote them: shortcuts that the store can always give again.
         self._seats: LRU[str, list[str]] = LRU(config.race_memo_size)
@@ -76,7 +77,7 @@ class Races:
         host = p.Seat(player=who.player, name=who.name)
         seed = msg.seed if msg.seed is not None else new_seed()
 
-        def make(instances: list[str], code: str) -> tuple[RaceMachine, Transition]:
+        def make(code: str) -> tuple[RaceMachine, Transition]:
             return RaceMachine.create(
                 self.rules,
                 code=code,
@@ -86,9 +87,8 @@ class Races:
                 max_players=msg.max_players,
                 time_limit_s=msg.time_limit_s,
                 now_ms=self.clock.now_ms(),
-                origin=who.uid,
-                instances=instances,
                 spectators=msg.spectators,
+                window_s=(msg.window_s or self.config.async_window_s) if msg.async_ else None,
             )
 
         for _ in range(RETRIES):
@@ -97,23 +97,31 @@ class Races:
                 break
         else:
             raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
-        machine, step = opened
+        machine = opened[0]
         race = machine.race
         log.info(
             "race %s created by player %s: %s, %d seats, time limit %s, %s",
             race.code, who.player, race.game, race.max_players, race.time_limit_s or "none",
             "spectators welcome" if race.spectators else "no spectators",
         )  # fmt: skip
-        return await self._opened(who, machine, step, msg.bots, msg.bot_strength)
+        if race.async_race:
+            await self._list_challenge(who.player, race)
+            log.info(
+                "race %s is asynchronous: open until %d (window %d s)",
+                race.code, race.ends_at_ms, race.window_s,
+            )  # fmt: skip
+        return await self._opened(who, opened, msg.bots, msg.bot_strength)
 
     async def join(self, who: Who, msg: p.Join) -> list[p.Message]:
         code = self._code(msg.race)
         seat = p.Seat(player=who.player, name=who.name)
         step, machine = await self._join(code, seat, who.uid)
+        if machine.race.async_race and machine.race.status == RaceStatus.RUNNING:
+            return await self._joined_async(who, step, machine)
         if step.change is None and not machine.seated(who.player):
             log.info("race %s: its result shown to player %s (not seated)", code, who.player)
         elif step.change is None:
-            await self.store.add_interest([self.store.keys.race_interest(code)])
+            await self.store.listen(races=[code])
             if any(isinstance(r, p.Result) for r in step.replies):
                 log.info("race %s: result sent again to player %s", code, who.player)
                 # A rematch asked for while this seat was away: the `rematch` it missed.
@@ -127,92 +135,141 @@ class Races:
             self._remember_lobby(machine.race)
         return step.replies
 
+    async def _joined_async(
+        self, who: Who, step: Transition, machine: RaceMachine
+    ) -> list[p.Message]:
+        """A seat of an asynchronous race dealt (or back at its game): its ghosts follow."""
+        code = machine.code
+        live = step.dealt[0]
+        if step.change is None:
+            await self.store.listen(races=[code])
+            log.info("race %s: player %s is back at its asynchronous game", code, who.player)
+        else:
+            self.cache.adopt(live)
+            await self._list_challenge(who.player, machine.race)
+            log.info(
+                "race %s: player %s (%s) dealt in the asynchronous race (%d of %d seats)",
+                code, who.player, who.name, len(machine.race.seats), machine.race.max_players,
+            )  # fmt: skip
+            if live.record.finished:  # a deal with no move at all: over at once
+                await self.close_if_due(code)
+        if self.ghosts is not None and not live.record.finished:
+            self.ghosts.follow(live.record)
+        return step.replies
+
+    async def _list_challenge(self, player: str, race: RaceRecord) -> None:
+        ttl_s = race.window_s + self.config.finished_race_ttl_s
+        await self.store.add_challenge(player, race.code, race.created_ms, ttl_s)
+
+    async def challenges(self, who: Who, msg: p.Challenges) -> list[p.Message]:
+        """The asker's asynchronous races still open or closed lately, with the standings of
+        the seats that have finished (none while the asker's own game is in play)."""
+        out: list[p.Challenge] = []
+        now = self.clock.now_ms()
+        for code in await self.store.player_challenges(who.player):
+            race = await self.store.load_race(code)
+            if race is None or not race.async_race:
+                continue  # expired since
+            machine = RaceMachine(race, self.rules)
+            if not machine.seated(who.player):
+                continue
+            records = await self.store.load_records(machine.gids())
+            games = [g for g in records if g is not None]
+            out.append(machine.challenge(who.player, games, now))
+        out.sort(key=lambda c: (not c.open, -c.created_ms))
+        return [p.ChallengesReply(races=out[: self.config.challenges_listed])]
+
     async def start(self, who: Who, msg: p.StartRace) -> list[p.Message]:
         code = self._code(msg.race)
         # First as this process last wrote it, if it did: the store refuses a race that
         # changed since, and then it is read again.
-        race = self._last_lobby(code)
-        for _ in range(RETRIES):
-            race = race or await self.store.load_race(code)
+        guess = self._last_lobby(code)
+
+        async def attempt() -> Plan[tuple[RaceMachine, Transition, list[Event]]]:
+            nonlocal guess
+            race, guess = guess or await self.store.load_race(code), None
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
-            step = machine.start(who.player, self.clock.now_ms(), who.uid)
-            assert step.change is not None
-            status = await self.store.start_race(step.change, machine.deadline_ms())
-            if status is Status.APPLIED:
-                break
-            if status is Status.MISSING:
-                raise not_found(code)
-            race = None
-        else:
-            raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
+            step = machine.start(who.player, self.clock.now_ms())
+            change = step.change
+            assert change is not None
+            events = self._route(step, who.uid)
+            return Plan(
+                lambda: answer((machine, step, events)),
+                lambda: self.store.start_race(change, machine.deadline_ms()),
+            )
+
+        machine, step, events = await self.runner.run(f"race {code}", attempt)
         players = machine.players()
         log.info("race %s started by player %s with %d seats", code, who.player, len(players))
         # The starter's first move needs neither its game nor the seats from the store.
         self.cache.adopt(next(live for live in step.dealt if live.record.player == who.player))
         self._seats.put(code, players)
-        self.deliver(step.events)
+        self.applier.deliver(events)
         if step.dealt[0].record.over:  # a deal with no move at all: over at once
             await self.close_if_due(code)
-        if self.bots is not None and any(is_bot(pl) for pl in players):
-            await self.bots.race_started(code)
+        if any(is_bot(pl) for pl in players):
+            await self._drive_bots(code)
         return step.replies
+
+    async def _drive_bots(self, code: str) -> None:
+        # Indexed before the reply, so that any instance drives them should this one die;
+        # the bot runner here takes them at once.
+        cfg = self.config
+        longest = max(cfg.untimed_race_max_s, cfg.async_window_s, p.WINDOW_MAX_S)
+        if await self.store.index_bot_race(code, longest + cfg.finished_race_ttl_s):
+            self.bot_races.started(code)
 
     async def rematch(self, who: Who, msg: p.Rematch) -> list[p.Message]:
         """A seated player of a finished race asks for a rematch (RaceMachine.rematch): the
         first asker makes it, as its host, and every seat of the finished race hears of it;
         whoever asks after is seated in that same race, as by `join`."""
         code = self._code(msg.race)
-        for _ in range(RETRIES):
+
+        async def attempt() -> Plan[RaceMachine]:
             race = await self.store.load_race(code)
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
-            step = machine.rematch(who.player, new_code(self.rules.code_length))
-            if step.change is None:
-                break
-            status = await self.store.write_race(step.change)
-            if status is Status.APPLIED:
+            change = machine.rematch(who.player, new_code(self.rules.code_length)).change
+            if change is None:
+                return done(machine)
+
+            async def asked() -> RaceMachine:
                 log.info(
                     "race %s: player %s asks for a rematch: race %s",
                     code, who.player, machine.race.rematch,
                 )  # fmt: skip
-                break
-            if status is Status.MISSING:
-                raise not_found(code)
-        else:
-            raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
-        done = machine.race
+                return machine
+
+            return Plan(asked, lambda: self.store.write_race(change))
+
+        machine = await self.runner.run(f"race {code}", attempt)
+        done_race = machine.race
         # Made by whoever gets there first: the asker who decided it, or, should that one
         # be slow or have died before making it, the next asker (the store lets one through).
-        if await self.store.load_race(done.rematch) is None:
+        if await self.store.load_race(done_race.rematch) is None:
             replies = await self._make_rematch(who, machine)
             if replies is not None:
                 return replies
-        log.info("race %s: player %s goes to its rematch %s", code, who.player, done.rematch)
-        return await self.join(who, p.Join(race=done.rematch))
+        log.info("race %s: player %s goes to its rematch %s", code, who.player, done_race.rematch)
+        return await self.join(who, p.Join(race=done_race.rematch))
 
     async def _make_rematch(self, who: Who, done: RaceMachine) -> list[p.Message] | None:
         """Make the rematch that finished race `done` records, `who` its host, with bots
         where `done` had them; tell every seat of `done`. None: it was made meanwhile."""
         host = p.Seat(player=who.player, name=who.name)
 
-        def make(instances: list[str], code: str) -> tuple[RaceMachine, Transition]:
+        def make(code: str) -> tuple[RaceMachine, Transition]:
             return RaceMachine.create_rematch(
-                self.rules,
-                done.race,
-                seed=new_seed(),
-                host=host,
-                now_ms=self.clock.now_ms(),
-                origin=who.uid,
-                instances=instances,
+                self.rules, done.race, seed=new_seed(), host=host, now_ms=self.clock.now_ms()
             )
 
         opened = await self._open(who, done.race.rematch, make)
         if opened is None:
             return None
-        machine, step = opened
+        machine = opened[0]
         bots = done.bot_seats()
         strength = "medium"
         if bots:
@@ -222,35 +279,36 @@ class Races:
             machine.code, done.code, who.player, machine.race.game, machine.race.max_players,
             len(bots),
         )  # fmt: skip
-        replies = await self._opened(who, machine, step, len(bots), strength)
-        offer = done.offer(host, who.uid)
-        self.deliver([offer])
+        replies = await self._opened(who, opened, len(bots), strength)
+        offer = self.applier.events([done.offer(host)], who.uid)
+        self.applier.deliver(offer)
         # The seats' players may be connected anywhere by now, not only where they raced.
         await self.store.publish(
-            await self.store.players_instances(offer.to), encode_events([offer])
+            await self.store.players_instances(offer[0].to), self.applier.payload(offer)
         )
         return replies
 
     async def leave(self, code: str, player: str) -> None:
         """`player` has gone from every connection: they leave the race if it is still in
         its lobby (RaceMachine.leave), and the others hear the lobby as it then stands."""
-        for _ in range(RETRIES):
+
+        async def attempt() -> Plan[None]:
             race = await self.store.load_race(code)
             if race is None:
-                return
+                return done(None)
             machine = RaceMachine(race, self.rules)
             step = machine.leave(player)
-            if step.change is None:
+            events = self._route(step)
+            change = step.change
+            if change is None:
                 if race.status == RaceStatus.LOBBY and player == race.host:
                     log.info(
                         "race %s: host %s left, no other player to hand it to: the lobby "
                         "waits for them", code, player,
                     )  # fmt: skip
-                return
-            status = await self.store.write_race(step.change)
-            if status is Status.MISSING:
-                return
-            if status is Status.APPLIED:
+                return done(None)
+
+            async def left() -> None:
                 new = machine.race
                 if new.host != race.host:
                     log.info(
@@ -260,9 +318,14 @@ class Races:
                 else:
                     log.info("race %s: player %s left the lobby", code, player)
                 self._lobbies.pop(code)
-                self.deliver(step.events)
-                return
-        log.warning("race %s: player %s could not leave it (it kept changing)", code, player)
+                self.applier.deliver(events)
+
+            return Plan(left, lambda: self.store.write_race(change), missing=lambda: None)
+
+        def exhausted() -> None:
+            log.warning("race %s: player %s could not leave it (it kept changing)", code, player)
+
+        await self.runner.run(f"race {code}", attempt, exhausted=exhausted)
 
     # ------------------------------------------------------------ seats
 
@@ -276,6 +339,10 @@ class Races:
         if players is None:
             race = await self.store.load_race(code)
             players = race.players() if race is not None else []
+            if race is not None and race.async_race:
+                # Its seats change while it runs, and hear nothing of each other's moves
+                # (ghosts are scheduled from the store): no one to tell.
+                players = []
             self._seats.put(code, players)
         return players
 
@@ -283,25 +350,29 @@ class Races:
 
     async def close_if_due(self, code: str) -> bool:
         """Close the race if every seat has finished or its deadline has passed; True if
-        it is no longer running (closed now or before)."""
-        for _ in range(RETRIES):
+        it is no longer running (closed now or before). A seat's game or the race that
+        changed between the read and the write is read again."""
+
+        async def attempt() -> Plan[bool]:
             # Seats no longer change once a race runs: if this process knows them, the race
             # and its games are read in one round trip.
             known = self.known_seats(code)
             guess = [race_gid(code, player) for player in known or ()]
             race, loaded = await self.store.load_race_records(code, guess)
             if race is None or race.status != RaceStatus.RUNNING:
-                return True
+                return done(True)
             machine = RaceMachine(race, self.rules)
             if machine.gids() != guess:
                 loaded = await self.store.load_records(machine.gids())
             records = [r for r in loaded if r is not None]
             step = machine.close(records, self.clock.now_ms())
             if step is None:
-                return False
-            assert step.change is not None
-            status = await self.store.close_race(step.change, machine.deadline_ms())
-            if status is Status.APPLIED:
+                return done(False)
+            events = self._route(step)
+            change = step.change
+            assert change is not None
+
+            async def closed() -> bool:
                 for gid in machine.gids():
                     self.cache.evict(gid)
                 result = step.replies[0]
@@ -312,11 +383,16 @@ class Races:
                     "all seats done" if all(r.finished for r in records) else "time limit",
                     ", ".join(f"{s.rank}. {s.player} {s.score}" for s in result.standings),
                 )
-                self.deliver(step.events)
+                self.applier.deliver(events)
                 return True
-            # A seat's game or the race changed between our read and the write: read again.
-        log.warning("race %s: could not close it (kept changing); will retry", code)
-        return False
+
+            return Plan(closed, lambda: self.store.close_race(change, machine.deadline_ms()))
+
+        def exhausted() -> bool:
+            log.warning("race %s: could not close it (kept changing); will retry", code)
+            return False
+
+        return await self.runner.run(f"race {code}", attempt, exhausted=exhausted)
 
     async def reap(self, full: bool) -> int:
         """One pass of the timer: close the races past their deadline, or (`full`) check
@@ -338,30 +414,66 @@ class Races:
         self,
         who: Who,
         code: str,
-        make: Callable[[list[str], str], tuple[RaceMachine, Transition]],
-    ) -> tuple[RaceMachine, Transition] | None:
+        make: Callable[[str], tuple[RaceMachine, Transition]],
+    ) -> tuple[RaceMachine, list[Event], Transition] | None:
         """Store the new race that `make` decides under `code` (given the instances where
         its host `who` is connected, this one first); None if the code is taken."""
         gid = race_gid(code, who.player)
-        instances = await self.store.seat_player(who.player, gid)
-        machine, step = make([self.store.instance, *instances], code)
+        instances = await self._seat(who.player, gid)
+        machine, step = make(code)
         assert step.change is not None
-        if await self.store.write_race(step.change) is Status.APPLIED:
-            return machine, step
+        events = self._route(step, who.uid, [self.store.instance, *instances])
+        if machine.race.async_race:
+            # Running from its creation: indexed with its window's end, like a live race's
+            # deadline, so that whichever instance is up closes it then.
+            written = await self.store.start_race(step.change, machine.deadline_ms())
+        else:
+            written = await self.store.write_race(step.change)
+        if written is Written.APPLIED:
+            return machine, events, step
         await self.store.forget_player_games(who.player, [gid])
         return None
 
     async def _opened(
-        self, who: Who, machine: RaceMachine, step: Transition, bots: int, strength: str
+        self,
+        who: Who,
+        opened: tuple[RaceMachine, list[Event], Transition],
+        bots: int,
+        strength: str,
     ) -> list[p.Message]:
         """A race just stored: its events out, its bots seated; the host's replies."""
-        self.deliver(step.events)
+        machine, events, step = opened
+        self.applier.deliver(events)
         race = machine.race
         if bots:
             race = await self._seat_bots(race, bots, strength, who.uid)
             step.replies[-1] = RaceMachine(race, self.rules).lobby()
+            if race.async_race:
+                # Dealt as they were seated: they play now, at their usual pace, and the
+                # people who join later race them as ghosts.
+                await self._drive_bots(race.code)
         self._remember_lobby(race)
         return step.replies
+
+    async def _seat(self, player: str, gid: str) -> list[str]:
+        """List a seat's game among the player's games (the store, before the seat is
+        written); a player who starts a game is kept (their keys no longer expire). The
+        other instances where they are connected."""
+        listed = await self.store.seat_player(player, gid)
+        await self.store.keep_player(player, listed.meta_ttl_ms)
+        return listed.instances
+
+    def _route(
+        self, step: Transition, asker: str = "", instances: Sequence[str] = ()
+    ) -> list[Event]:
+        """The events of what `step` says, put in its write for the other instances (and
+        `instances`, where its players are, to hear the race from now on); delivered here
+        once the write is applied."""
+        events = self.applier.events(step.says, asker)
+        if step.change is not None:
+            step.change.payload = self.applier.payload(events)
+            step.change.instances = list(instances)
+        return events
 
     def _code(self, text: str) -> str:
         code = normalise_code(text, self.rules.code_length)
@@ -370,31 +482,55 @@ class Races:
         return code
 
     async def _join(self, code: str, seat: p.Seat, origin: str) -> tuple[Transition, RaceMachine]:
-        for _ in range(RETRIES):
+        async def attempt() -> Plan[tuple[Transition, RaceMachine]]:
             race = await self.store.load_race(code)
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
+            if race.async_race and race.status == RaceStatus.RUNNING:
+                return await self._attempt_async(machine, seat, origin)
             if machine.seated(seat.player) and race.status == RaceStatus.RUNNING:
                 # Back in a running race: it answers with where every seat stands.
                 records = await self.store.load_records(machine.gids())
                 games = [r for r in records if r is not None]
-                return machine.join(seat, origin, [], games, self.clock.now_ms()), machine
+                return done((machine.join(seat, games, self.clock.now_ms()), machine))
             if machine.seated(seat.player) or race.status == RaceStatus.DONE:
-                return machine.join(seat, origin, []), machine
+                return done((machine.join(seat), machine))
             instances: list[str] = []
             if not is_bot(seat.player):
                 gid = race_gid(code, seat.player)
-                instances = [self.store.instance, *await self.store.seat_player(seat.player, gid)]
-            step = machine.join(seat, origin, instances)
-            assert step.change is not None
-            status = await self.store.write_race(step.change)
-            if status is Status.APPLIED:
-                self.deliver(step.events)
+                instances = [self.store.instance, *await self._seat(seat.player, gid)]
+            step = machine.join(seat)
+            events = self._route(step, origin, instances)
+            change = step.change
+            assert change is not None
+
+            async def joined() -> tuple[Transition, RaceMachine]:
+                self.applier.deliver(events)
                 return step, machine
-            if status is Status.MISSING:
-                raise not_found(code)
-        raise p.Refused(p.UNAVAILABLE, "the race kept changing; try again")
+
+            return Plan(joined, lambda: self.store.write_race(change))
+
+        return await self.runner.run(f"race {code}", attempt)
+
+    async def _attempt_async(
+        self, machine: RaceMachine, seat: p.Seat, origin: str
+    ) -> Plan[tuple[Transition, RaceMachine]]:
+        code = machine.code
+        gid = race_gid(code, seat.player)
+        seated = machine.seated(seat.player)
+        own = await self.cache.get(gid, fresh=True) if seated else None
+        instances: list[str] = []
+        if not seated and not is_bot(seat.player):
+            instances = [self.store.instance, *await self._seat(seat.player, gid)]
+        step = machine.join_async(seat, own, self.clock.now_ms())
+        change = step.change
+        if change is None:
+            return done((step, machine))
+        if seated:
+            instances = [self.store.instance]
+        self._route(step, origin, instances)  # nothing said: the instances hear the race
+        return Plan(lambda: answer((step, machine)), lambda: self.store.write_race(change))
 
     async def _seat_bots(
         self, race: RaceRecord, count: int, strength: str, origin: str

@@ -31,12 +31,13 @@ import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.daily.seeds import parse_date, utc_date
+from server.domain.ids import parse_gid, race_gid
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.game_machine import elapsed_ms, timed_out
 from server.play.players import Who
 from server.play.race_machine import normalise_code, not_found
-from server.store.keys import race_gid
-from server.store.records import GameRecord, RaceRecord, RaceStatus
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -80,18 +81,13 @@ def parse_ref(text: str) -> tuple[str | None, str | None, int | None]:
     return None, race, int(seat)
 
 
-def daily_day(gid: str) -> dt.date | None:
-    """The day of a daily attempt's gid `d.DATE.GAME.PID` (None if it names none)."""
-    parts = gid.split(".")
-    if len(parts) != 4 or parts[0] != "d":
-        return None
-    return parse_date(parts[1])
-
-
 def refuse_early(gid: str, today: dt.date) -> None:
     """What the gid alone decides: a daily of a day not over is refused, existing or not."""
-    if gid.startswith("d."):
-        day = daily_day(gid)
+    parsed = parse_gid(gid)
+    if parsed is None:
+        raise p.Refused(p.NOT_FOUND, NO_GAME)
+    if parsed.kind is GameKind.DAILY:
+        day = parse_date(parsed.date)
         if day is None:
             raise p.Refused(p.NOT_FOUND, NO_GAME)
         if day >= today:
@@ -106,19 +102,19 @@ def shown(
 ) -> GameRecord:
     """The record of a game as a replay may show it, or Refused. `race`: its race, for a
     race seat; `asker`: the player asking (None on the web, where nobody is known)."""
-    if record.kind == "race":
+    if record.kind is GameKind.RACE:
         if race is None or race.code != record.race:
             raise p.Refused(p.NOT_FOUND, NO_GAME)
         if race.status != RaceStatus.DONE:
             raise p.Refused(p.NOT_OVER, f"race {race.code} is not over: its replays come after")
         return record
-    if record.kind == "daily":
+    if record.kind is GameKind.DAILY:
         day = parse_date(record.date)
         if day is None or day >= today:
             raise p.Refused(p.NOT_OVER, "a daily is shown once its day is over (00:00 UTC)")
         # Closed as it stood at midnight, as the sweep closes (and ranks) it within seconds.
         return timed_out(record, record.ends_at_ms)
-    if record.kind == "practice" and asker is not None and record.player == asker:
+    if record.kind is GameKind.PRACTICE and asker is not None and record.player == asker:
         if not record.finished:
             raise p.Refused(p.NOT_OVER, "this practice game is not finished: finish or resign it")
         return record
@@ -232,10 +228,11 @@ class Replays:
                 raise not_found(code)
             gid = seat_of(race, seat or 0)
         refuse_early(gid, today)
-        if self.store.game_keys(gid) is None:
+        parsed = parse_gid(gid)
+        if parsed is None:
             raise p.Refused(p.NOT_FOUND, NO_GAME)
-        if race is None and gid.startswith("r."):
-            race = await self.store.load_race(gid.split(".")[1])
+        if race is None and parsed.kind is GameKind.RACE:
+            race = await self.store.load_race(parsed.race)
             if race is None:
                 raise p.Refused(p.NOT_FOUND, NO_GAME)
             if race.status != RaceStatus.DONE:
@@ -248,7 +245,7 @@ class Replays:
         if race is not None:
             result = race.stored_result()
             return Shown(record, result.standings if result is not None else None)
-        if record.kind == "daily":
+        if record.kind is GameKind.DAILY:
             board = await self.store.boards.board(
                 record.game, record.date, limit=1, asker=record.player
             )
@@ -281,9 +278,9 @@ class Replays:
         # the event loop's queue, so each turn of the loop runs at most one chunk of theirs.
         async with self._engine_turn:
             marks = self._marks.get(rec.gid)
-            if marks is None or marks.n != rec.n or rec.kind == "practice":
+            if marks is None or marks.n != rec.n or rec.kind is GameKind.PRACTICE:
                 marks = await self._mark(game)
-                if rec.kind != "practice":
+                if rec.kind is not GameKind.PRACTICE:
                     self._marks.put(rec.gid, marks)
             base = min(n // marks.every, len(marks.games) - 1) * marks.every
             position = marks.games[base // marks.every].copy()

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 import msgspec
 
 import engine
+from server.domain.records import GameRecord
 from server.solver_pool import game_at, position_of
-from server.store.records import GameRecord
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +51,7 @@ _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder(Snapshot)
 
 
-def encode(record: GameRecord, game: Any, n: int, last: str) -> str:
+def encode(record: GameRecord, game: engine.Game, n: int, last: str) -> str:
     """The snapshot of `game`, the position after the `n` moves of `record`'s list."""
     pos = position_of(game)
     snap = Snapshot(
@@ -61,7 +60,7 @@ def encode(record: GameRecord, game: Any, n: int, last: str) -> str:
     return _ENCODER.encode(snap).decode()
 
 
-def restore(text: str, record: GameRecord, n: int, last: str | None) -> Any:
+def restore(text: str, record: GameRecord, n: int, last: str | None) -> engine.Game:
     """The position a stored snapshot (scored `n`) holds, checked against the game's record
     and the stored move `last` before it (None: not read). Raises BadSnapshot."""
     try:
@@ -88,16 +87,16 @@ class Replayed:
     """A replay's outcome: the position at its end, the last snapshot point it passed (or
     its start) with the position there, the moves after it, and the snapshots it made."""
 
-    game: Any
+    game: engine.Game
     base: int
-    base_game: Any
+    base_game: engine.Game
     tail: list[str]
     snapshots: list[tuple[int, str]] = field(default_factory=list)
 
 
 def replay(
     record: GameRecord,
-    start: Any,
+    start: engine.Game,
     start_n: int,
     moves: list[str],
     every: int,
@@ -128,5 +127,5 @@ def replay(
     return Replayed(game, base, base_game, moves[tail_from:], made)
 
 
-def deal(record: GameRecord) -> Any:
+def deal(record: GameRecord) -> engine.Game:
     return engine.new_game(record.game, record.seed)

@@ -1,12 +1,12 @@
 """Watching races: the `watch` request, and the race as its page shows it.
 
-A spectator is a greeted connection that asks `watch {race}`: never seated, it cannot act
-on the race (its seats' games are not its own). The race machine decides whether it may
-(the race takes spectators, and the asker is not one of its seats) and what it is first
-sent: the race as it stands, every seat's board as its own player sees it. From then on
-the connection is followed by the edge (server/edge/watchers.py), which turns the events
-this process delivers to the race's seats into the spectators' messages, so the move path
-does nothing for spectators. The race's page (/race/CODE) shows the same, read afresh.
+A spectator is a greeted connection that asks `watch {race}`: it cannot act on the race
+(its seats' games are not its own, and a seat watching its own race acts as a seat). The
+race machine decides whether it may (the race takes spectators) and what it is first
+sent: the race as it stands, every seat's board less the cards a seat still playing has
+not seen (server/play/spectator_boards.py). From then on the connection is followed by
+the edge (server/edge/watchers.py), which passes on what the race's events carry for its
+spectators. The race's page (/race/CODE) shows the same, read afresh.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from typing import Protocol
 import protocol as p
 from server.clock import Clock
 from server.config import Config
+from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.cache import LiveGames
 from server.play.game_machine import LiveGame
 from server.play.offers import rematch_offer
 from server.play.players import Who
 from server.play.race_machine import RaceMachine, RaceRules, normalise_code, not_found
-from server.store.records import GameRecord, RaceRecord, RaceStatus
+from server.store.events import SeatSeen
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,9 @@ class Following(Protocol):
 
     def unwatch(self, who: Who, code: str) -> None: ...
 
-    def seated(self, code: str, seats: list[str]) -> None: ...
+    def seated(self, code: str, seats: list[str], seen: list[SeatSeen]) -> None:
+        """Race `code`'s seats are `seats`, and their games as `seen` says."""
+        ...
 
 
 @dataclass
@@ -53,6 +56,10 @@ class Look:
 
     def replies(self, player: str | None, rules: RaceRules) -> list[p.Message]:
         return RaceMachine(self.race, rules).watch(player, self.boards, self.now_ms)
+
+    def seen(self) -> list[SeatSeen]:
+        """The seats' games, as spectators' boards are decided from them."""
+        return RaceMachine.seen(self.boards, self.now_ms)
 
 
 class Spectating:
@@ -89,7 +96,7 @@ class Spectating:
         if why_not is not None:
             raise p.Refused(p.RACE_FULL, why_not)
         try:
-            await self.store.add_interest([self.store.keys.race_interest(code)])
+            await self.store.listen(races=[code])
             look = await self.look(code, who.player)
             replies = look.replies(who.player, self.rules)
         except BaseException:
@@ -98,7 +105,7 @@ class Spectating:
         if look.race.status == RaceStatus.DONE:  # it ended meanwhile: its result is here
             self.following.unwatch(who, code)
         else:
-            self.following.seated(code, look.race.players())
+            self.following.seated(code, look.race.players(), look.seen())
         log.info(
             "race %s (%s): player %s watches it", code, look.race.status, who.player
         )  # fmt: skip
@@ -134,7 +141,8 @@ class Spectating:
         is that one, else one replayed for spectators before, else loaded (from its newest
         snapshot, as the cache loads it) and kept for the next spectator.
 
-        A player's cached game is copied, never kept: their moves change it in place."""
+        A player's cached game is copied, never kept: its next move takes it out of the
+        cache and plays on it (LiveGames.take)."""
         played = self.cache.peek(gid)
         if played is not None and _same(played.record, record):
             return LiveGame(record, played.game.copy(), base=record.n)

@@ -45,8 +45,10 @@ import msgspec
 
 from protocol.limits import DEFAULT_LIMITS
 from protocol.messages import Entry
+from server.domain.ids import daily_gid
 from server.store import scripts
-from server.store.keys import Keys, daily_gid
+from server.store.errors import unavailable_on_failure
+from server.store.keys import Keys
 
 log = logging.getLogger(__name__)
 UPGRADED_MEMO = 10_000  # day boards known to be of this layout, kept at hand
@@ -159,6 +161,7 @@ def _strip_seq(value: bytes | str) -> bytes:
     return raw[SEQ_DIGITS:]
 
 
+@unavailable_on_failure
 class LeaderboardStore:
     """Reads and writes day boards and all-time boards on a redis.asyncio client."""
 

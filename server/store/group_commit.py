@@ -8,34 +8,31 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
+from server.domain.changes import Written
 from server.store.errors import StoreUnavailable
-from server.store.scripts import Status
 
 log = logging.getLogger(__name__)
 
 _HEADS_ENCODER = msgspec.msgpack.Encoder()
 
 
-class MoveOutcome(NamedTuple):
-    status: Status
-
-
 @dataclass(slots=True)
 class Write:
     """One game write waiting in the group commit: a move or a resignation."""
 
-    keys: list[str]  # game meta, moves, interest set (and snapshots, with a snapshot)
+    keys: list[str]  # game meta, moves, interest set, times (and snapshots, with a snapshot)
     expect_ver: int
     move: str
     fields: dict[str, str]
     payload: bytes
-    future: asyncio.Future[MoveOutcome]
+    future: asyncio.Future[Written]
     snapshot: str = ""  # the position after the move, to keep (server/play/snapshots.py)
+    at_ms: int = 0  # when the move was made (kept with it)
 
 
 class GroupCommit:
@@ -102,16 +99,17 @@ class GroupCommit:
         fields: dict[str, str],
         payload: bytes,
         snapshot: str = "",
-    ) -> asyncio.Future[MoveOutcome]:
+        at_ms: int = 0,
+    ) -> asyncio.Future[Written]:
         """Queues a write; the future completes once it is in Redis (or fails with
         StoreUnavailable). A plain function: the move path awaits one future, no more.
-        With a `snapshot`, `keys` names the game's snapshots fourth."""
+        With a `snapshot`, `keys` names the game's snapshots fifth."""
         assert self._loop is not None, "GroupCommit.start() first"
-        fut: asyncio.Future[MoveOutcome] = self._loop.create_future()
+        fut: asyncio.Future[Written] = self._loop.create_future()
         if self._closing:
             fut.set_exception(StoreUnavailable("the server is shutting down"))
             return fut
-        self._pending.append(Write(keys, expect_ver, move, fields, payload, fut, snapshot))
+        self._pending.append(Write(keys, expect_ver, move, fields, payload, fut, snapshot, at_ms))
         self._wake.set()
         return fut
 
@@ -176,7 +174,7 @@ class GroupCommit:
                         StoreUnavailable(str(reply)) if isinstance(reply, RedisError) else reply
                     )
                 else:
-                    w.future.set_result(MoveOutcome(Status(int(reply[i]))))
+                    w.future.set_result(Written(int(reply[i])))
 
     def _group(self, batch: list[Write]) -> list[list[Write]]:
         """The batch's writes, split into those that one script call may make together."""
@@ -207,13 +205,16 @@ class GroupCommit:
     def _moves_call(self, writes: list[Write]) -> list[Any]:
         """The EVALSHA command of the MOVES script for `writes`."""
         keys: list[str] = []
-        heads = []
+        heads: list[
+            tuple[int, str, int, dict[str, str], int]
+            | tuple[int, str, int, dict[str, str], int, str]
+        ] = []
         for w in writes:
             keys += w.keys
             if w.snapshot:
-                heads.append((w.expect_ver, w.move, len(w.payload), w.fields, w.snapshot))
+                heads.append((w.expect_ver, w.move, len(w.payload), w.fields, w.at_ms, w.snapshot))
             else:
-                heads.append((w.expect_ver, w.move, len(w.payload), w.fields))
+                heads.append((w.expect_ver, w.move, len(w.payload), w.fields, w.at_ms))
         payloads = b"".join([w.payload for w in writes])
         return [
             "EVALSHA", self._script.sha, len(keys), *keys, self._origin, self._prefix,

@@ -11,6 +11,7 @@ Cluster slot and a Lua script can update them together:
     {ns:race:CODE}:game:GID          hash   one seat's game (see store.GameRecord)
     {ns:race:CODE}:game:GID:moves    list   that game's moves, in order
     {ns:race:CODE}:game:GID:snaps    zset   snapshots of its position, scored by move count
+    {ns:race:CODE}:game:GID:times    list   the time each move was stored at (ms), in order
                                             (derived from the moves: server/play/snapshots.py)
     {ns:player:PID}:meta             hash   name, folded (its reserved form), created_ms,
                                             token_sha (SHA256 below)
@@ -35,8 +36,8 @@ Pub/sub channel (plain PUBLISH reaches every node of a cluster):
 
     ns:ev:INSTANCE                   events for the connections of one server process
 
-Game ids: a race seat is `r.CODE.PID`, a daily attempt `d.DATE.GAME.PID`, a practice game
-`p.GAME.NONCE.PID` (under its player's tag, like a daily).
+Game ids (server/domain/ids.py): a race seat `r.CODE.PID` lives under its race's tag, a
+daily attempt `d.DATE.GAME.PID` and a practice game `p.GAME.NONCE.PID` under its player's.
 
     {ns:race:CODE}:bots              hash   bot player id -> strength (server/play/bots.py)
     {ns:race:CODE}:botlease          string the instance driving the race's bots (expires)
@@ -62,11 +63,10 @@ multi-key command or script touches keys of a single slot:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-# Letters, digits, '.', '-', '_': never a brace or colon that could reach another key.
-_GID_CHARS = re.compile(r"[A-Za-z0-9._-]+")
+from server.domain.ids import parse_gid
+from server.domain.kinds import GameKind
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,9 @@ class GameKeys:
     # The set of instances to which this game's events must be relayed.
     interest: str
     snaps: str
+    # The time (ms since the epoch) each move was stored at, entry for entry with the moves
+    # (games stored before move times were kept have "0" for their earlier moves).
+    times: str
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,10 @@ class Keys:
     def player_games(self, player: str) -> str:
         return f"{self.player_tag(player)}:games"
 
+    def player_challenges(self, player: str) -> str:
+        """The player's asynchronous races (zset: code scored by its creation, ms)."""
+        return f"{self.player_tag(player)}:challenges"
+
     def player_interest(self, player: str) -> str:
         return f"{self.player_tag(player)}:inst"
 
@@ -144,19 +151,17 @@ class Keys:
     # -- games
     def game(self, gid: str) -> GameKeys | None:
         """The keys of a game, or None if `gid` is not a well-formed game id."""
-        if not _GID_CHARS.fullmatch(gid):
+        parsed = parse_gid(gid)
+        if parsed is None:
             return None
-        parts = gid.split(".")
-        if len(parts) == 3 and parts[0] == "r" and all(parts[1:]):
-            tag = self.race_tag(parts[1])
-            interest = self.race_interest(parts[1])
-        elif len(parts) == 4 and parts[0] in ("d", "p") and all(parts[1:]):
-            tag = self.player_tag(parts[3])
-            interest = self.player_interest(parts[3])
+        if parsed.kind is GameKind.RACE:
+            tag = self.race_tag(parsed.race)
+            interest = self.race_interest(parsed.race)
         else:
-            return None
+            tag = self.player_tag(parsed.player)
+            interest = self.player_interest(parsed.player)
         game = f"{tag}:game:{gid}"
-        return GameKeys(game, f"{game}:moves", interest, f"{game}:snaps")
+        return GameKeys(game, f"{game}:moves", interest, f"{game}:snaps", f"{game}:times")
 
     # -- the daily challenge
 
@@ -212,15 +217,3 @@ class Keys:
     # -- all keys, for tests and operators
     def pattern(self) -> str:
         return f"{{{self.ns}:*"
-
-
-def race_gid(code: str, player: str) -> str:
-    return f"r.{code}.{player}"
-
-
-def daily_gid(date: str, game: str, player: str) -> str:
-    return f"d.{date}.{game}.{player}"
-
-
-def practice_gid(game: str, nonce: str, player: str) -> str:
-    return f"p.{game}.{nonce}.{player}"

@@ -11,26 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import hashlib
 import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from server.config import Config
+from server.domain.changes import MUST_NOT_EXIST, GameChange, RaceChange, Written
+from server.domain.ids import race_gid
+from server.domain.records import GameRecord, RaceRecord, seat_entry, seat_from_entry
 from server.lru import LRU
 from server.store import scripts
 from server.store.boards import LeaderboardStore
-from server.store.errors import STORE_ERRORS, StoreUnavailable
-from server.store.group_commit import GroupCommit, MoveOutcome
-from server.store.keys import GameKeys, Keys, race_gid
+from server.store.errors import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
+from server.store.group_commit import GroupCommit
+from server.store.keys import GameKeys, Keys
 from server.store.locks import Lease
-from server.store.records import GameRecord, RaceRecord, seat_entry, seat_from_entry
-from server.store.scripts import Status
 from server.store.stats import StatsStore
-from server.store.writes import MUST_NOT_EXIST, Batch, GameChange, RaceChange
+from server.store.writes import Batch
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +63,12 @@ def new_player_id() -> str:
     return secrets.token_hex(8)
 
 
+class SeatListed(NamedTuple):
+    instances: list[str]  # the player's other instances
+    meta_ttl_ms: int  # the PTTL of the player's meta (-1: kept, -2: gone)
+
+
+@unavailable_on_failure
 class Store:
     """Everything the server keeps in Redis about players, races and games."""
 
@@ -114,7 +120,7 @@ class Store:
 
     # ------------------------------------------------------------ batches
 
-    async def apply(self, batch: Batch) -> Status:
+    async def apply(self, batch: Batch) -> Written:
         """Run one version-checked batch (the APPLY script)."""
         try:
             status, _guard = await self._apply(
@@ -122,9 +128,9 @@ class Store:
             )
         except STORE_ERRORS as exc:
             raise StoreUnavailable(str(exc)) from exc
-        return Status(int(status))
+        return Written(int(status))
 
-    async def apply_in_order(self, batches: Sequence[Batch]) -> list[Status]:
+    async def apply_in_order(self, batches: Sequence[Batch]) -> list[Written]:
         """Batches in one pipeline (on a single Redis one connection runs them in order);
         on a Redis Cluster, whose batches may live on different nodes, one after the other."""
         if self.config.redis_cluster:
@@ -138,12 +144,13 @@ class Store:
                 replies = await pipe.execute()
         except STORE_ERRORS as exc:
             raise StoreUnavailable(str(exc)) from exc
-        return [Status(int(reply[0])) for reply in replies]
+        return [Written(int(reply[0])) for reply in replies]
 
     # ------------------------------------------------------------ server config
 
-    async def secret(self, proposed: str | None) -> str:
-        """The configured secret, else the one kept in the store (made on first start)."""
+    async def secret_or_new(self, proposed: str | None) -> str:
+        """The configured secret, else the one kept in the store, made and kept on the
+        first start (of any instance: every instance then reads the same)."""
         if proposed:
             return proposed
         key = self.keys.server_config()
@@ -215,14 +222,16 @@ class Store:
         await pipe.execute()
 
     async def player_for_token(self, token: str) -> str | None:
-        return await self.redis.get(self.keys.token(hash_token(token)))
+        player: str | None = await self.redis.get(self.keys.token(hash_token(token)))
+        return player
 
     async def rename_player(self, player: str, name: str, folded: str) -> None:
         mapping = {"name": name, "folded": folded}
         await self.redis.hset(self.keys.player_meta(player), mapping=mapping)
 
     async def player_name(self, player: str) -> str | None:
-        return await self.redis.hget(self.keys.player_meta(player), "name")
+        name: str | None = await self.redis.hget(self.keys.player_meta(player), "name")
+        return name
 
     async def player_name_and_ttl(self, player: str) -> tuple[str | None, int]:
         """The player's name and its meta's PTTL (-1: kept for good; see create_player)."""
@@ -262,16 +271,20 @@ class Store:
         await self.redis.sadd(self.keys.name_sharers(folded), player)
 
     async def take_new_player(
-        self, address: str, per_hour: int, per_day: int, now_ms: int, step: int = 1
+        self,
+        address: str,
+        per_hour: int,
+        per_day: int,
+        now_ms: int,
+        day: str,
+        ttl_ms: int,
+        step: int = 1,
     ) -> str:
         """Count a player made from client `address` against its allowance of `per_hour`
-        and `per_day` (0: none) for every instance: '' if it may, else the limit that
-        refuses ('hour' or 'day'). A step of -1 gives one back. The NEW_PLAYER script."""
-        now = dt.datetime.fromtimestamp(now_ms / 1000, dt.UTC)
-        # Kept while it says anything: a full bucket again (an hour), the day's end.
-        end_of_day = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
-        ttl_ms = max(3_600_000, int((end_of_day - now).total_seconds() * 1000)) + 60_000
-        args = [now_ms, per_hour, per_day, now.date().isoformat(), step, ttl_ms]
+        and `per_day` (0: none) for every instance, the day being `day` and the count kept
+        `ttl_ms`: '' if it may, else the limit that refuses ('hour' or 'day'). A step of -1
+        gives one back. The NEW_PLAYER script."""
+        args = [now_ms, per_hour, per_day, day, step, ttl_ms]
         try:
             return str(await self._new_player(keys=[self.keys.new_players(address)], args=args))
         except STORE_ERRORS as exc:
@@ -280,30 +293,52 @@ class Store:
     async def player_games(self, player: str) -> list[str]:
         return sorted(await self.redis.smembers(self.keys.player_games(player)))
 
-    async def seat_player(self, player: str, gid: str) -> list[str]:
+    async def seat_player(self, player: str, gid: str) -> SeatListed:
         """Lists a seat's game among the player's games, before the seat itself is written
-        (a crash in between must not hide the seat), and returns the other instances where
-        the player is connected: the race's events must reach them too."""
+        (a crash in between must not hide the seat): the other instances where the player
+        is connected (the race's events must reach them too), and the player's meta's PTTL
+        (for keep_player)."""
         pipe = self.redis.pipeline(transaction=False)
         pipe.sadd(self.keys.player_games(player), gid)
         pipe.smembers(self.keys.player_interest(player))
         pipe.pttl(self.keys.player_meta(player))
         _, instances, meta_ttl_ms = await pipe.execute()
-        await self.keep_player(player, meta_ttl_ms)
-        return sorted(set(instances) - {self.instance})
+        return SeatListed(sorted(set(instances) - {self.instance}), int(meta_ttl_ms))
+
+    async def add_challenge(self, player: str, code: str, created_ms: int, ttl_s: int) -> None:
+        """List an asynchronous race among the player's (kept `ttl_s`, the longest a race
+        listed is open and then kept), keeping the newest `keep` of them."""
+        key = self.keys.player_challenges(player)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(key, {code: created_ms})
+        pipe.zremrangebyrank(key, 0, -self.config.challenges_listed - 1)
+        pipe.expire(key, ttl_s)
+        await pipe.execute()
+
+    async def player_challenges(self, player: str) -> list[str]:
+        """The player's asynchronous races, newest first."""
+        return list(await self.redis.zrevrange(self.keys.player_challenges(player), 0, -1))
 
     async def forget_player_games(self, player: str, gids: Sequence[str]) -> None:
         if gids:
             await self.redis.srem(self.keys.player_games(player), *gids)
 
-    async def add_interest(self, sets: Sequence[str]) -> None:
-        """Ask for the events of these races (interest sets) to reach this instance."""
+    async def listen(self, *, players: Sequence[str] = (), races: Sequence[str] = ()) -> None:
+        """Ask for the events of these players' own games and of these races to reach this
+        instance (each joins this instance to their interest set)."""
+        sets = [self.keys.player_interest(pl) for pl in players]
+        sets += [self.keys.race_interest(code) for code in races]
         if not sets:
             return
         pipe = self.redis.pipeline(transaction=False)
         for key in sets:
             pipe.sadd(key, self.instance)
         await pipe.execute()
+
+    @property
+    def instance_channel(self) -> str:
+        """The bus channel on which this instance hears its events."""
+        return self.keys.instance_channel(self.instance)
 
     async def player_instances(self, player: str) -> list[str]:
         """The instances where the player has a connection."""
@@ -321,7 +356,7 @@ class Store:
 
     # ------------------------------------------------------------ connections
 
-    async def connected(self, player: str, connection: str, ttl_s: int) -> None:
+    async def add_connection(self, player: str, connection: str, ttl_s: int) -> None:
         """Note an open connection of the player's on this instance (kept `ttl_s` after the
         player's last one opened, so that entries a dead instance left behind go too)."""
         key = self.keys.player_connections(player)
@@ -330,7 +365,7 @@ class Store:
         pipe.expire(key, ttl_s)
         await pipe.execute()
 
-    async def disconnected(self, player: str, connections: Sequence[str]) -> None:
+    async def remove_connections(self, player: str, connections: Sequence[str]) -> None:
         if connections:
             await self.redis.hdel(self.keys.player_connections(player), *connections)
 
@@ -427,9 +462,10 @@ class Store:
         """Entry `n` of a game's move list (None if there is none)."""
         keys = self.game_keys(gid)
         assert keys is not None
-        return await self.redis.lindex(keys.moves, n)
+        move: str | None = await self.redis.lindex(keys.moves, n)
+        return move
 
-    async def add_snapshots(self, gid: str, ver: int, snaps: Sequence[tuple[int, str]]) -> Status:
+    async def add_snapshots(self, gid: str, ver: int, snaps: Sequence[tuple[int, str]]) -> Written:
         """Store snapshots made from the moves of the game at version `ver`, each in place
         of any stored with its score; only if the game is still at that version."""
         keys = self.game_keys(gid)
@@ -471,24 +507,42 @@ class Store:
         return out
 
     def write_move(
-        self, record: GameRecord, move: str, expect_ver: int, payload: bytes, snapshot: str = ""
-    ) -> asyncio.Future[MoveOutcome]:
+        self,
+        record: GameRecord,
+        move: str,
+        expect_ver: int,
+        payload: bytes,
+        snapshot: str = "",
+        at_ms: int = 0,
+    ) -> asyncio.Future[Written]:
         """Append `move` (or '' for none) and store `record` (at its new version), if the
         stored game is at `expect_ver`, through the group commit: a future of the write's
-        MoveOutcome. `payload` is relayed to the other instances interested in the game;
-        a `snapshot` (of the position after the move) is kept with the move."""
+        Written status. `payload` is relayed to the other instances interested in the game;
+        a `snapshot` (of the position after the move) is kept with the move, and so is
+        its time `at_ms` (in the game's times list, in the same script call)."""
         keys = self.game_keys(record.gid)
         assert keys is not None
         return self.commit.submit(
-            [keys.meta, keys.moves, keys.interest, keys.snaps]
+            [keys.meta, keys.moves, keys.interest, keys.times, keys.snaps]
             if snapshot
-            else [keys.meta, keys.moves, keys.interest],
+            else [keys.meta, keys.moves, keys.interest, keys.times],
             expect_ver,
             move,
             record.written_fields(),
             payload,
             snapshot,
+            at_ms,
         )
+
+    async def move_times(self, gids: Sequence[str], start: int = 0) -> list[list[int]]:
+        """The stored times (ms) of each game's moves from entry `start` on, in one round
+        trip (games stored before move times were kept: 0 for those moves, or none)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for gid in gids:
+            keys = self.game_keys(gid)
+            assert keys is not None
+            pipe.lrange(keys.times, start, -1)
+        return [[int(t) for t in rows] for rows in await pipe.execute()]
 
     async def write_game(
         self,
@@ -498,7 +552,7 @@ class Store:
         index_games: bool = False,
         ttl_s: int = 0,
         payload: bytes = b"",
-    ) -> Status:
+    ) -> Written:
         """Store a game of a player (a daily attempt or a practice game): `undo` also drops
         its last move (and the snapshots past the new end), `index_games` lists it among the
         player's games, `ttl_s` > 0 makes it (and its move list and snapshots) expire;
@@ -511,6 +565,7 @@ class Store:
         batch.hset(keys.meta, record.to_redis() if change.all_fields else record.changing_fields())
         if undo:
             batch.command("RPOP", keys.moves)
+            batch.command("RPOP", keys.times)
             batch.command("ZREMRANGEBYSCORE", keys.snaps, f"({record.n}", "+inf")
         if index_games:
             batch.command("SADD", self.keys.player_games(record.player), record.gid)
@@ -519,11 +574,9 @@ class Store:
             if record.n:  # an empty move list is no key at all
                 batch.command("EXPIRE", keys.moves, ttl_s)
                 batch.command("EXPIRE", keys.snaps, ttl_s)
+                batch.command("EXPIRE", keys.times, ttl_s)
         batch.relay_to(keys.interest, payload)
-        status = await self.apply(batch)
-        if index_games and status is Status.APPLIED:
-            await self.keep_player(record.player)
-        return status
+        return await self.apply(batch)
 
     async def expire_games(self, gids: Sequence[str], ttl_s: int) -> None:
         """Give games (records, move lists and snapshots) a time to live."""
@@ -534,6 +587,7 @@ class Store:
                 pipe.expire(keys.meta, ttl_s)
                 pipe.expire(keys.moves, ttl_s)
                 pipe.expire(keys.snaps, ttl_s)
+                pipe.expire(keys.times, ttl_s)
         await pipe.execute()
 
     # ------------------------------------------------------------ daily attempts index
@@ -593,6 +647,7 @@ class Store:
             batch.command("DEL", gone.meta)
             batch.command("DEL", gone.moves)
             batch.command("DEL", gone.snaps)
+            batch.command("DEL", gone.times)
         if change.instances:
             batch.command("SADD", interest, *change.instances)
         for game in change.games:
@@ -617,13 +672,13 @@ class Store:
         for s in race.seats:
             keys = self.keys.game(race_gid(race.code, s.player))
             assert keys is not None
-            out += (keys.meta, keys.moves, keys.snaps)
+            out += (keys.meta, keys.moves, keys.snaps, keys.times)
         return out
 
-    async def write_race(self, change: RaceChange) -> Status:
+    async def write_race(self, change: RaceChange) -> Written:
         return await self.apply(self.race_batch(change))
 
-    async def start_race(self, change: RaceChange, deadline_ms: int) -> Status:
+    async def start_race(self, change: RaceChange, deadline_ms: int) -> Written:
         """Index the race among the running ones, then start it. Indexed first, so that a
         crash right after the start cannot leave the race without a timer (a race indexed
         but never started is dropped from the index by the reaper)."""
@@ -631,14 +686,14 @@ class Store:
         index.command("ZADD", self.keys.running_index(), deadline_ms, change.race.code)
         return (await self.apply_in_order([index, self.race_batch(change)]))[1]
 
-    async def close_race(self, change: RaceChange, deadline_ms: int) -> Status:
+    async def close_race(self, change: RaceChange, deadline_ms: int) -> Written:
         """Close the race, then drop it from the running index (where it was entered with
         `deadline_ms`) if the close went through (the race is at its closed version)."""
         code = change.race.code
         if self.config.redis_cluster:
             # The index and the race hash to different slots: one after the other.
             status = await self.write_race(change)
-            if status is Status.APPLIED:
+            if status is Written.APPLIED:
                 await self.unindex(code, deadline_ms)
             return status
         unindex = Batch()
@@ -703,7 +758,7 @@ class Store:
         key = self.keys.day_deal(game, day)
         batch.expect(key, MUST_NOT_EXIST)
         batch.hset(key, fields)
-        return await self.apply(batch) is Status.APPLIED
+        return await self.apply(batch) is Written.APPLIED
 
     def deal_lock(self, game: str, day: str, seconds: float) -> Lease:
         """The lock of the instance searching for a day's deal."""

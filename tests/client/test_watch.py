@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from client_deals import QUATORZE_SEED, QUATORZE_WIN
 from client_harness import Bot, Terminal, race_of_two
+from support.fairness import SeatHistory, allowed, fair_view
 from support.server_proc import ServerProcess
 
 import engine
@@ -44,9 +45,15 @@ def test_the_watch_screen_follows_every_board_live_and_ends_with_the_standings(
         alice.enter(move)
     alice.wait_for(r"Moves\s+5")
     sam.wait_for(r"▶ alice\s+10\s+5")
-    # alice's board on sam's screen is the board as the client draws alice's own view.
+    # alice's board on sam's screen is the board as the client draws alice's own view, less
+    # the cards bob (at the deal, still playing) has not seen: they are drawn as gaps.
     game = engine.replay("quatorze", QUATORZE_SEED, QUATORZE_WIN[:5])
-    want = render_text(game.view()).splitlines()
+    histories = [SeatHistory.deal("quatorze", QUATORZE_SEED) for _ in range(2)]
+    for move in QUATORZE_WIN[:5]:
+        histories[0].play(move)
+    fair = fair_view(game.view(), allowed(histories))
+    assert fair != game.view(), "bob has seen less than alice: something is held back"
+    want = render_text(fair).splitlines()
     seen = board_area(sam.wait_for(r"▶ alice\s+10\s+5").string, 2, BOARD_ROWS)
     assert seen[: len(want)] == [line.rstrip() for line in want], "\n".join(seen)
     # So no card of alice's face-down stock shows anywhere on the screen.

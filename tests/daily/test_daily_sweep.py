@@ -19,9 +19,10 @@ import engine
 from server.config import DEFAULT, Config
 from server.daily.seeds import DAY_MS, day_start_s
 from server.daily.service import DailyService
-from server.store.records import GameRecord
+from server.domain.changes import Written
+from server.domain.outcome import RESIGNED
+from server.domain.records import GameRecord
 from server.store.redis_client import create_redis
-from server.store.scripts import Status
 from server.store.store import Store
 
 DAY = dt.date(2030, 7, 1)
@@ -58,10 +59,10 @@ async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Sto
         players.append(player)
     # The last one resigns before midnight (as the server writes it): ranked at once, and not
     # closed again by the sweeper.
-    resigned = replace(record, finished=True, resigned=True, finished_at_ms=MIDNIGHT_MS - 1000,
+    resigned = replace(record, outcome=RESIGNED, finished_at_ms=MIDNIGHT_MS - 1000,
                        ver=record.ver + 1)  # fmt: skip
-    outcome = await stores[1].write_move(resigned, "", record.ver, b"")
-    assert outcome.status == Status.APPLIED
+    written = await stores[1].write_move(resigned, "", record.ver, b"")
+    assert written is Written.APPLIED
     await b.finished(resigned)
     assert (await a.boards.board("bakers_game", DAY.isoformat())).total == 1
 

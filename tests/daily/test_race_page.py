@@ -13,6 +13,7 @@ from pathlib import Path
 
 import redis.asyncio as aioredis
 from daily_browser import ensure_chromium, rendered_page, screenshot
+from support.fairness import SeatHistory, allowed, fair_view
 from support.server_proc import ServerFactory
 from support.ws_client import Client
 
@@ -78,7 +79,8 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         assert 'http-equiv="refresh"' in html and "<pre>" not in html
         await bob.request({"t": "join", "race": code})
         await ann.request({"t": "start", "race": code})
-        games = {c.player: engine.new_game(GAME, SEED) for c in (ann, bob)}
+        histories = {c.player: SeatHistory.deal(GAME, SEED) for c in (ann, bob)}
+        games = {pl: h.game for pl, h in histories.items()}
         gids = {c.player: (await c.next("state", race=code))["gid"] for c in (ann, bob)}
         for c, count in ((ann, 4), (bob, 1)):
             game = games[c.player]
@@ -86,7 +88,7 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
                 m = sorted(game.legal_moves())[0]
                 reply = await c.request({"t": "move", "gid": gids[c.player], "n": n, "m": m})
                 assert reply["t"] == "state"
-                game.play(m)
+                histories[c.player].play(m)
 
         status, headers, html = http_get(page)
         assert status == 200
@@ -99,8 +101,13 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         assert seen.headings == [f"Quatorze · race {code}"]
         assert HOSTILE in seen.text and "Running · 2 players" in seen.text
         # One board per seat in seat order, each the engine's drawing of the seat's own
-        # public view: its face-down stock is a count, none of its cards named.
-        expected = [as_on_the_pages(engine.render_text(games[c.player].view())) for c in (ann, bob)]
+        # public view less the cards the other seat had not seen (both still play): its
+        # face-down stock is a count, none of its cards named.
+        cards = allowed(list(histories.values()))
+        expected = [
+            as_on_the_pages(engine.render_text(fair_view(games[c.player].view(), cards)))
+            for c in (ann, bob)
+        ]
         assert seen.pre == expected
         assert not re.search(r"\b[A2-9TJQK][CDHS]\b", "".join(seen.pre))  # no letter codes
         assert 'class="c red"' in html  # red suits in red, as on the replay page
@@ -137,6 +144,9 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         assert status == 200 and "refresh" not in html
         seen = rendered_page(chromium, page)
         assert [row[:2] for row in seen.rows] == [["1", "ann"], ["2", HOSTILE]]
+        # Over: every board in full, nothing held back any more.
+        full = [as_on_the_pages(engine.render_text(games[c.player].view())) for c in (ann, bob)]
+        assert seen.pre == full
         assert "Finished" in seen.text and str(SEED) not in html
         # Every seat's replay is linked, by its line in the standings.
         replays = [href for text, href in seen.links if text == "replay"]

@@ -11,7 +11,8 @@ import redis.asyncio as aioredis
 from support.server_proc import ServerProcess
 from support.ws_client import Client
 
-from server.store.keys import Keys, race_gid
+from server.domain.ids import race_gid
+from server.store.keys import Keys
 
 GRACE = {"SOLITAIRE_LOBBY_LEAVE_GRACE_S": "0.5"}
 

@@ -17,20 +17,25 @@ from engine.solve.bot import choose_move
 from server.app import App
 from server.clock import Clock
 from server.config import Config
+from server.domain.ids import daily_gid, race_gid
+from server.domain.kinds import GameKind
+from server.domain.outcome import RESIGNED, STUCK, Outcome
+from server.domain.records import GameRecord, RaceRecord
 from server.edge.connection import binary_frame_header
 from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.play.cache import LiveGames
 from server.play.game_machine import Applied, LiveGame, decide_move, decide_resign, timed_out
 from server.play.race_machine import RaceMachine, RaceRules, normalise_code
-from server.store.keys import Keys, daily_gid, race_gid
-from server.store.records import GameRecord, RaceRecord
+from server.store.keys import Keys
 
 
-def record(player: str, score: int, moves: int, finished_at: int, **kw: object) -> GameRecord:
+def record(
+    player: str, score: int, moves: int, finished_at: int, outcome: Outcome = STUCK, **kw: int
+) -> GameRecord:
     return GameRecord(
-        gid=race_gid("ABCDEF", player), kind="race", game="quatorze", seed=5, player=player,
-        name=player.upper(), race="ABCDEF", started_at_ms=1000, finished=True,
-        finished_at_ms=finished_at, score=score, moves=moves, **kw,
+        gid=race_gid("ABCDEF", player), kind=GameKind.RACE, game="quatorze", seed=5,
+        player=player, name=player.upper(), race="ABCDEF", started_at_ms=1000,
+        outcome=outcome, finished_at_ms=finished_at, score=score, moves=moves, **kw,
     )  # fmt: skip
 
 
@@ -43,7 +48,7 @@ def test_standings_rank_by_score_time_moves_and_share_ties():
         record("c", 10, 30, 5000),  # ties a on all three: same rank, listed after a (seat order)
         record("d", 10, 25, 5000),  # same score and time as a, fewer moves: ahead of a
         record("e", 10, 30, 4000),  # same score, faster: ahead of a, c, d
-        record("f", 2, 3, 2000, resigned=True),
+        record("f", 2, 3, 2000, RESIGNED),
     ]
     standings = race.result(games).standings
     assert [(s.rank, s.player) for s in standings] == [
@@ -54,8 +59,9 @@ def test_standings_rank_by_score_time_moves_and_share_ties():
 
 
 def test_close_records_stops_unfinished_seats_at_the_deadline():
-    open_seat = GameRecord(gid="r.ABCDEF.x", kind="race", game="quatorze", seed=5, player="x",
-                           name="X", race="ABCDEF", started_at_ms=1000, score=4)  # fmt: skip
+    open_seat = GameRecord(gid="r.ABCDEF.x", kind=GameKind.RACE, game="quatorze", seed=5,
+                           player="x", name="X", race="ABCDEF", started_at_ms=1000,
+                           score=4)  # fmt: skip
     done = record("y", 4, 2, 3000)
     closed = [timed_out(g, 31_000) for g in (open_seat, done)]
     assert closed[0].finished and closed[0].timed_out and closed[0].finished_at_ms == 31_000
@@ -172,7 +178,7 @@ async def test_game_turns_go_in_order_and_skip_cancelled_waiters():
 def test_a_write_stores_every_field_that_the_move_changed(game, resign_at):
     """The move path writes only `written_fields()`; every stored field that differs after
     a move or resignation must be among them, with its new value."""
-    rec = GameRecord(gid=race_gid("ABCDEF", "ann"), kind="race", game=game, seed=11,
+    rec = GameRecord(gid=race_gid("ABCDEF", "ann"), kind=GameKind.RACE, game=game, seed=11,
                      player="ann", name="Ann", race="ABCDEF", started_at_ms=1000)  # fmt: skip
     live = LiveGame.replay(rec, [])
     rnd = random.Random(3)
@@ -181,17 +187,15 @@ def test_a_write_stores_every_field_that_the_move_changed(game, resign_at):
         now_us += 1000
         before = live.record.to_redis()
         if n == resign_at:
-            decision = decide_resign(live, now_us).record
+            applied = decide_resign(live, now_us)
         else:
             move = choose_move(live.game.view(), "easy", rnd)
             if move is None:
                 break
-            decision = decide_move(live, n, move, now_us)
-            assert isinstance(decision, Applied), decision
-            live.tail.append(move)
-            decision = decision.record
-        assert isinstance(decision, GameRecord)
-        live.record = decision
+            applied = decide_move(live, n, move, now_us)
+            assert isinstance(applied, Applied), applied
+        live = applied.after
+        decision = live.record
         after, written = decision.to_redis(), decision.written_fields()
         changed = {k: v for k, v in after.items() if before[k] != v}
         assert changed.items() <= written.items(), (n, changed, written)

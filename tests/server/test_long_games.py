@@ -21,8 +21,9 @@ from support.ws_client import Client
 
 import engine
 from server.config import DEFAULT
+from server.domain.kinds import GameKind
+from server.domain.records import GameRecord
 from server.play import snapshots
-from server.store.records import GameRecord
 
 FAST = {"SOLITAIRE_RATE": "5000", "SOLITAIRE_BURST": "5000"}
 EVERY = DEFAULT.snapshot_every
@@ -277,7 +278,7 @@ def test_a_snapshot_rebuilds_every_position_exactly(game_id: str) -> None:
     for seed in (1, 2, 3):
         rng = random.Random(seed)
         game = engine.new_game(game_id, seed)
-        rec = GameRecord(gid="p.x.y.z", kind="practice", game=game_id, seed=seed, player="z",
+        rec = GameRecord(gid="p.x.y.z", kind=GameKind.PRACTICE, game=game_id, seed=seed, player="z",
                          name="Z")  # fmt: skip
         for n in range(1, 400):
             legal = sorted(game.legal_moves())
@@ -296,7 +297,7 @@ def test_a_snapshot_rebuilds_every_position_exactly(game_id: str) -> None:
 
 
 def test_a_snapshot_that_does_not_fit_is_refused() -> None:
-    rec = GameRecord(gid="p.x.y.z", kind="practice", game="bakers_game", seed=BAKERS_SEED,
+    rec = GameRecord(gid="p.x.y.z", kind=GameKind.PRACTICE, game="bakers_game", seed=BAKERS_SEED,
                      player="z", name="Z")  # fmt: skip
     moves = bakers_cycle(3)
     good = snapshots.encode(rec, engine.replay("bakers_game", BAKERS_SEED, moves), 3, moves[-1])

@@ -21,9 +21,13 @@ import hypothesis.strategies as st
 import msgspec
 from hypothesis import event, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from support.fairness import fair_view, shown
 
 import protocol as p
+from engine.cards import NAMES
 from engine.solve.bot import choose_move
+from server.domain.changes import MUST_NOT_EXIST
+from server.domain.records import RaceStatus
 from server.play.game_machine import (
     Applied,
     LiveGame,
@@ -33,8 +37,6 @@ from server.play.game_machine import (
     decide_resign,
 )
 from server.play.race_machine import RaceMachine, RaceRules
-from server.store.records import RaceStatus
-from server.store.writes import MUST_NOT_EXIST
 
 PLAYERS = ["ann", "bob", "cy", "dee", "eve", "bot-1"]  # bot-1: a bot seat (never leaves)
 WATCHERS = [*PLAYERS, "sam", None]  # sam never joins; None: a visitor of the race's page
@@ -67,7 +69,7 @@ class RaceLife(RuleBasedStateMachine):
         machine, step = RaceMachine.create(
             RULES, code="ABCDEF", game=game, seed=seed, host=p.Seat("ann", "Ann"),
             max_players=max_players, time_limit_s=limit or None, now_ms=self.now,
-            origin="i.1", instances=["i"], spectators=spectators,
+            spectators=spectators,
         )  # fmt: skip
         assert step.replies[0] == p.Created(
             race="ABCDEF", game=game, max_players=max_players, time_limit_s=limit or None,
@@ -86,7 +88,7 @@ class RaceLife(RuleBasedStateMachine):
         status = m.race.status
         records = [live.record for live in self.games.values()]
         try:
-            step = m.join(p.Seat(who, who.title()), "i.2", ["i"], records, self.now)
+            step = m.join(p.Seat(who, who.title()), records, self.now)
         except p.Refused as refused:
             assert who not in before and status != RaceStatus.DONE
             if status != RaceStatus.LOBBY:
@@ -158,7 +160,8 @@ class RaceLife(RuleBasedStateMachine):
         assert m.race.host == (humans[0] if who == host else host)
         lobby = step.replies[0]
         assert isinstance(lobby, p.Lobby) and lobby.host == m.race.host
-        assert sorted(step.events[0].to) == sorted(others)
+        (say,) = step.says
+        assert sorted(say.to.players) == sorted(others) and say.messages == [lobby]
 
     @precondition(lambda self: self.machine is not None)
     @rule(who=st.sampled_from(PLAYERS))
@@ -167,7 +170,7 @@ class RaceLife(RuleBasedStateMachine):
         assert m is not None
         status = m.race.status
         try:
-            step = m.start(who, self.now, "i.1")
+            step = m.start(who, self.now)
         except p.Refused as refused:
             assert who != m.race.host or status != RaceStatus.LOBBY
             assert refused.code in (p.NOT_HOST, p.RACE_STARTED)
@@ -209,9 +212,8 @@ class RaceLife(RuleBasedStateMachine):
         assert open_ and in_time, "a move or resignation was taken after the game's end"
         assert isinstance(decision, Applied)
         assert decision.record.ver == rec.ver + 1
-        live.record = decision.record
-        if decision.move:
-            live.tail.append(decision.move)
+        assert decision.after is live, "decided on the game owned, in place"
+        self.games[live.record.player] = live
         if live.record.finished:
             self._close_if_due()
 
@@ -226,9 +228,9 @@ class RaceLife(RuleBasedStateMachine):
             replies = m.watch(who, boards, self.now)
         except p.Refused as refused:
             assert refused.code == p.NO_SPECTATORS
-            assert not m.race.spectators or (who in before[1] and status != RaceStatus.DONE)
+            assert not m.race.spectators
             return
-        assert m.race.spectators and (who not in before[1] or status == RaceStatus.DONE)
+        assert m.race.spectators  # anyone may watch, its own seats too
         assert (m.race.ver, m.players()) == before, "watching changed the race"
         lobby, *rest = replies
         assert isinstance(lobby, p.Lobby) and [s.player for s in lobby.players] == m.players()
@@ -240,12 +242,22 @@ class RaceLife(RuleBasedStateMachine):
         assert isinstance(start, p.Start) and start.starts_at_ms == m.race.starts_at_ms
         got, progress = rest[: len(seats)], rest[len(seats) : 2 * len(seats)]
         assert [b.player for b in got] == seats and [g.player for g in progress] == seats
+        # While it runs, no card that a seat still playing has not seen (engine's unseen,
+        # itself checked against whole histories in tests/engine/test_engine_unseen.py).
+        withheld: set[int] = set()
+        if status == RaceStatus.RUNNING:
+            for live in self.games.values():
+                if not live.record.finished:
+                    withheld |= set(live.game.unseen())
         for board in got:
             assert isinstance(board, p.SeatBoard)
             live = self.games[board.player]
             view = msgspec.msgpack.decode(board.view)
-            # Exactly the seat's own public view: every face-down card stays face down.
-            assert view == live.game.view() and board.n == live.n
+            # The seat's own public view, less the cards withheld (counted face down), and
+            # in full once the race is over; every face-down card stays face down.
+            may_show = {name for c, name in enumerate(NAMES) if c not in withheld}
+            assert view == fair_view(live.game.view(), may_show) and board.n == live.n
+            assert shown(view) <= may_show
             hidden = {c for code in live.game.HIDDEN for c in live.game.piles[code]}
             assert not hidden & set(msgspec.json.encode(view).decode().split('"'))
         assert rest[2 * len(seats) :] == (self.results if status == RaceStatus.DONE else [])
@@ -308,9 +320,8 @@ class RaceLife(RuleBasedStateMachine):
         assert done is not None
         who = self._seated_person(asker)
         machine, step = RaceMachine.create_rematch(
-            RULES, done.race, seed=seed, host=p.Seat(who, who.title()), now_ms=self.now,
-            origin="i.1", instances=["i"],
-        )  # fmt: skip
+            RULES, done.race, seed=seed, host=p.Seat(who, who.title()), now_ms=self.now
+        )
         race, old = machine.race, done.race
         assert step.change is not None and step.change.expect_ver == MUST_NOT_EXIST
         assert race.code == self.rematch_code and race.seed == seed
@@ -320,7 +331,7 @@ class RaceLife(RuleBasedStateMachine):
         assert race.status == RaceStatus.LOBBY and machine.players() == [who]
         assert race.host == who and not race.rematch and not race.result_json
         for bot in done.bot_seats():
-            machine.join(bot, "i.1", ["i"])
+            machine.join(bot)
         assert [s.player for s in machine.bot_seats()] == [s.player for s in done.bot_seats()]
         self.machine, self.games, self.results = machine, {}, []
         self.rematch_code = None
@@ -383,7 +394,9 @@ class RaceLife(RuleBasedStateMachine):
         if not self.results:
             return
         standings = self.results[0].standings
-        keys = [(-s.score, s.time_ms, s.moves) for s in standings]
+        # docs/protocol.md, "Races": a seat that resigned ranks after one that did not at
+        # the same score (server/play/ranking.py since the resigned tie-break).
+        keys = [(-s.score, s.resigned, s.time_ms, s.moves) for s in standings]
         assert keys == sorted(keys)
         for i, s in enumerate(standings):
             expected = standings[i - 1].rank if i and keys[i] == keys[i - 1] else i + 1

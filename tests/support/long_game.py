@@ -20,10 +20,10 @@ from dataclasses import replace
 
 import engine
 from server.config import Config
+from server.domain.changes import Written
 from server.play.cache import load
 from server.play.game_machine import Applied, GameRules, decide_move
 from server.store.redis_client import create_redis
-from server.store.scripts import Status
 from server.store.store import Store
 
 BAKERS_SEED = 1
@@ -55,18 +55,15 @@ async def grow(redis_url: str, namespace: str, gid: str, moves: list[str]) -> No
             futures = []
             for move in moves[at : at + 1000]:
                 now_us = time.time_ns() // 1000
+                expect_ver = live.record.ver
                 decision = decide_move(live, live.n, move, now_us, rules)
                 assert isinstance(decision, Applied), decision
                 futures.append(
-                    store.write_move(decision.record, move, live.record.ver, b"", decision.snapshot)
+                    store.write_move(decision.record, move, expect_ver, b"", decision.snapshot)
                 )
-                live.record = decision.record
-                live.tail.append(move)
-                if decision.snapshot:
-                    live.rebase()
             # Submitted without a pause, so they form one batch, applied in order.
             outcomes = await asyncio.gather(*futures)
-            assert all(o.status is Status.APPLIED for o in outcomes), outcomes[:3]
+            assert all(o is Written.APPLIED for o in outcomes), outcomes[:3]
             at = live.n
     finally:
         await store.close()

@@ -11,8 +11,8 @@ from string import Template
 from urllib.parse import quote
 
 from protocol.messages import Entry
+from server.domain.ids import daily_gid
 from server.store.boards import ALL_TIME, Board
-from server.store.keys import daily_gid
 
 GAME_TITLES = {
     "doublets": "Doublets",

@@ -15,8 +15,8 @@ from html import escape
 from urllib.parse import quote
 
 import protocol as p
+from server.domain.ids import race_gid
 from server.edge.pages import _template, format_time, game_title, leaderboard_path
-from server.store.keys import race_gid
 
 # The arrow keys follow the page's own links (marked data-key); the hint is written by the
 # script itself, so that a browser without JavaScript does not promise keys that do nothing.

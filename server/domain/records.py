@@ -1,29 +1,26 @@
-"""What the store keeps for a game and for a race, and how each maps to a Redis hash.
+"""A game and a race as records, and the flat string fields the store keeps them as.
 
 Plain data: the rules that change these records live in server/play/ (game_machine.py,
-race_machine.py) and server/daily/. Every record carries a version `ver`, which every
-write bumps: a write names the version it was decided on, and the store applies it only
-if the stored record is still at that version (server/store/scripts.py). Records stored
-before versions existed read as version 0, which is what their first write expects.
+race_machine.py) and server/daily/; the store (server/store/) puts the fields in Redis
+hashes. Every record carries a version `ver`, which every write bumps: a write names the
+version it was decided on, and the store applies it only if the stored record is still at
+that version. Records stored before versions existed read as version 0, which is what
+their first write expects.
 """
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 import protocol as p
+from server.domain.ids import parse_gid
+from server.domain.kinds import GameKind, RaceStatus
+from server.domain.outcome import Outcome, Termination
 
-
-class RaceStatus(enum.StrEnum):
-    """A race's status as stored (the strings are the stored values)."""
-
-    LOBBY = "lobby"
-    RUNNING = "running"
-    DONE = "done"
+__all__ = ["GameRecord", "RaceRecord", "RaceStatus", "seat_entry", "seat_from_entry"]
 
 
 @dataclass
@@ -31,7 +28,7 @@ class GameRecord:
     """What the store keeps for one game besides its move list (all that a replay needs)."""
 
     gid: str
-    kind: str  # "race", "daily" or "practice"
+    kind: GameKind
     game: str
     seed: int
     player: str
@@ -40,29 +37,48 @@ class GameRecord:
     date: str = ""  # ISO date, for kind "daily"
     started_at_ms: int = 0  # 0: not started yet (a race still in its lobby)
     ends_at_ms: int = 0  # 0: no time limit
-    finished: bool = False
+    outcome: Outcome | None = None  # None: still in play
     finished_at_ms: int = 0
     # Orders seats that finish within the same millisecond (ties are listed in the order
     # they finished); time_ms stays in whole milliseconds.
     finished_at_us: int = 0
-    resigned: bool = False
-    timed_out: bool = False
     score: int = 0
     moves: int = 0  # the engine's count of the player's moves
-    won: bool = False
-    over: bool = False
     ver: int = 0  # bumped by every write of the game
     n: int = 0  # number of entries in the move list (not a stored field)
 
+    # The outcome as the flags the wire and the stored hash carry.
+    @property
+    def finished(self) -> bool:
+        return self.outcome is not None
+
+    @property
+    def won(self) -> bool:
+        return self.outcome is not None and self.outcome.won
+
+    @property
+    def over(self) -> bool:
+        return self.outcome is not None and self.outcome.over
+
+    @property
+    def resigned(self) -> bool:
+        return self.outcome is not None and self.outcome.resigned
+
+    @property
+    def timed_out(self) -> bool:
+        return self.outcome is not None and self.outcome.timed_out
+
     def to_redis(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for name, value in self.__dict__.items():
-            if name == "n":
-                continue
-            out[name] = ("1" if value else "0") if isinstance(value, bool) else str(value)
+        out: dict[str, str] = {
+            "gid": self.gid, "kind": str(self.kind), "game": self.game,
+            "seed": str(self.seed), "player": self.player, "name": self.name,
+            "race": self.race, "date": self.date, "started_at_ms": str(self.started_at_ms),
+            "ends_at_ms": str(self.ends_at_ms),
+        }  # fmt: skip
+        out.update(self.changing_fields())
         return out
 
-    def evolve(self, **changes: Any) -> GameRecord:
+    def evolve(self, **changes: object) -> GameRecord:
         """A copy with some fields changed (dataclasses.replace, without its checks)."""
         new = object.__new__(GameRecord)
         new.__dict__.update(self.__dict__, **changes)
@@ -73,13 +89,9 @@ class GameRecord:
         return {
             "score": str(self.score),
             "moves": str(self.moves),
-            "won": "1" if self.won else "0",
-            "over": "1" if self.over else "0",
-            "finished": "1" if self.finished else "0",
+            **_FLAGS[self.outcome],
             "finished_at_ms": str(self.finished_at_ms),
             "finished_at_us": str(self.finished_at_us),
-            "resigned": "1" if self.resigned else "0",
-            "timed_out": "1" if self.timed_out else "0",
             "ver": str(self.ver),
         }
 
@@ -94,26 +106,60 @@ class GameRecord:
     @classmethod
     def from_redis(cls, raw: dict[Any, Any], n: int) -> GameRecord:
         d = {_s(k): _s(v) for k, v in raw.items()}
+        outcome = Outcome.from_flags(
+            finished=d.get("finished") == "1",
+            won=d.get("won") == "1",
+            over=d.get("over") == "1",
+            resigned=d.get("resigned") == "1",
+            timed_out=d.get("timed_out") == "1",
+        )
         kwargs: dict[str, Any] = {}
         for name, default in _GAME_DEFAULTS.items():
-            if name == "n" or name not in d:
-                continue
-            value = d[name]
-            if isinstance(default, bool):
-                kwargs[name] = value == "1"
-            elif isinstance(default, int):
-                kwargs[name] = int(value)
-            else:
-                kwargs[name] = value
-        return cls(n=n, **kwargs)
+            if name in d:
+                kwargs[name] = int(d[name]) if isinstance(default, int) else d[name]
+        return cls(
+            gid=d.get("gid", ""),
+            kind=_kind(d),
+            outcome=outcome,
+            n=n,
+            **kwargs,
+        )
 
 
+# The stored fields read as they are (besides gid, kind and the outcome's flags).
 _GAME_DEFAULTS: dict[str, Any] = {
-    "gid": "", "kind": "", "game": "", "seed": 0, "player": "", "name": "", "race": "",
-    "date": "", "started_at_ms": 0, "ends_at_ms": 0, "finished": False, "finished_at_ms": 0,
-    "finished_at_us": 0, "resigned": False, "timed_out": False, "score": 0, "moves": 0,
-    "won": False, "over": False, "ver": 0, "n": 0,
+    "game": "", "seed": 0, "player": "", "name": "", "race": "", "date": "",
+    "started_at_ms": 0, "ends_at_ms": 0, "finished_at_ms": 0, "finished_at_us": 0,
+    "score": 0, "moves": 0, "ver": 0,
 }  # fmt: skip
+
+
+def _kind(d: dict[str, str]) -> GameKind:
+    if d.get("kind"):
+        return GameKind(d["kind"])
+    parsed = parse_gid(d.get("gid", ""))  # never written without one; read as its id says
+    return parsed.kind if parsed is not None else GameKind.PRACTICE
+
+
+def _flags(outcome: Outcome | None) -> dict[str, str]:
+    def bit(value: bool) -> str:
+        return "1" if value else "0"
+
+    if outcome is None:
+        return {k: "0" for k in ("won", "over", "finished", "resigned", "timed_out")}
+    return {
+        "won": bit(outcome.won),
+        "over": bit(outcome.over),
+        "finished": "1",
+        "resigned": bit(outcome.resigned),
+        "timed_out": bit(outcome.timed_out),
+    }
+
+
+# Every outcome's stored flags, made once: the hot path writes them with every move.
+_FLAGS: dict[Outcome | None, dict[str, str]] = {
+    o: _flags(o) for o in (None, *(Outcome(t) for t in Termination))
+}
 
 
 @dataclass
@@ -137,6 +183,11 @@ class RaceRecord:
     # Whether it may be watched (Create.spectators). Races stored before spectators existed
     # have no such field: they may be watched, as every race by default.
     spectators: bool = True
+    # An asynchronous race (a challenge): running from its creation until `ends_at_ms`,
+    # the end of its window of `window_s` seconds; each seat is dealt when it joins.
+    # Races stored before them have no such fields: live races.
+    async_race: bool = False
+    window_s: int = 0
 
     def to_redis(self) -> dict[str, str]:
         out = {
@@ -150,6 +201,9 @@ class RaceRecord:
             out["result"] = self.result_json
         if self.rematch:
             out["rematch"] = self.rematch
+        if self.async_race:
+            out["async"] = "1"
+            out["window_s"] = str(self.window_s)
         return out
 
     @classmethod
@@ -163,6 +217,7 @@ class RaceRecord:
             ver=int(d.get("ver", 0)), seats=seats, result_json=d.get("result", ""),
             rematch=d.get("rematch", ""),
             spectators=d.get("spectators", "1") != "0",
+            async_race=d.get("async") == "1", window_s=int(d.get("window_s", 0)),
         )  # fmt: skip
 
     def players(self) -> list[str]:

@@ -1,0 +1,112 @@
+"""Optimistic concurrency: load, decide, write if the version is unchanged, else again.
+
+Every race and game operation runs through `Optimistic.run`: an attempt loads what it
+needs and decides (a machine of server/play/), and returns a `Plan`: the write to make,
+which the store applies only if the records are still at the versions the decision was
+made on, and what to do once it is applied. The runner makes the write and reads the
+store's answer, the same way for every operation:
+
+- APPLIED: the plan's `then` runs and gives the answer;
+- STALE (something changed since the load): the attempt runs again, at most `retries`
+  times in all, after which the operation is refused as `unavailable` (or ends as the
+  caller's `exhausted` says);
+- MISSING (the record is gone): the plan's `missing` answers (by default: refused as
+  `not_found`).
+
+A plan without a write (nothing to store) answers at once. Tests make a real concurrent
+write between an attempt's load and its write with `interposed` (a hook called there), so
+the stale and missing paths are driven on the real store, not only by chance under load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import protocol as p
+from server.domain.changes import Written
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Write = Callable[[], Awaitable[Written]]
+# What tests run between an attempt's decision and its write: (what, attempt number).
+Interpose = Callable[[str, int], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class Plan(Generic[T]):
+    """One attempt's decision: `write` to make (None: nothing to store), then `then` for the
+    answer once it is applied (or at once without a write; an awaitable only when it must
+    wait: the move path answers most moves without one); `missing` answers when the store
+    finds the record gone (None: the runner refuses as `not_found`); `stale` is told when it
+    finds it changed, before the next attempt."""
+
+    then: Callable[[], T | Awaitable[T]]
+    write: Write | None = None
+    missing: Callable[[], T] | None = None
+    stale: Callable[[], None] | None = None  # told that the write found the record changed
+
+
+async def answer(value: T) -> T:
+    return value
+
+
+def done(value: T) -> Plan[T]:
+    """A plan that stores nothing and answers `value`."""
+    return Plan(lambda: answer(value))
+
+
+class Optimistic:
+    """The one retry loop of version-checked writes (see the module's docstring)."""
+
+    def __init__(self, retries: int) -> None:
+        self.retries = retries
+        self._interpose: Interpose | None = None
+
+    @contextlib.contextmanager
+    def interposed(self, hook: Interpose) -> Iterator[None]:
+        """For tests: call `hook(what, attempt)` after every decision, before its write."""
+        self._interpose = hook
+        try:
+            yield
+        finally:
+            self._interpose = None
+
+    async def run(
+        self,
+        what: str,
+        attempt: Callable[[], Awaitable[Plan[T]]],
+        *,
+        retries: int | None = None,
+        exhausted: Callable[[], T] | None = None,
+    ) -> T:
+        """Run `attempt` until its write is applied (see the module's docstring). `what`
+        names the record for messages and logs ("race ABC", "game r.ABC.x")."""
+        bound = self.retries if retries is None else retries
+        for n in range(bound):
+            plan = await attempt()
+            if plan.write is None:
+                reply = plan.then()
+                return await reply if inspect.isawaitable(reply) else reply
+            if self._interpose is not None:
+                await self._interpose(what, n)
+            written = await plan.write()
+            if written is Written.APPLIED:
+                reply = plan.then()
+                return await reply if inspect.isawaitable(reply) else reply
+            if written is Written.MISSING:
+                if plan.missing is not None:
+                    return plan.missing()
+                raise p.Refused(p.NOT_FOUND, f"no {what}")
+            if plan.stale is not None:
+                plan.stale()
+            log.debug("%s changed before our write (attempt %d of %d)", what, n + 1, bound)
+        log.warning("%s kept changing: gave up after %d attempts", what, bound)
+        if exhausted is not None:
+            return exhausted()
+        raise p.Refused(p.UNAVAILABLE, f"the {what.split(' ')[0]} kept changing; try again")
