@@ -28,7 +28,7 @@ from server.play.game_machine import dealt_fields, elapsed_ms, timed_out
 from server.play.optimistic import Optimistic, Plan, done
 from server.play.players import Who
 from server.store.boards import ALL_TIME, Board, Result
-from server.store.errors import StoreUnavailable
+from server.store.unavailable import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.metrics import Metrics

@@ -25,7 +25,7 @@ from server.lru import LRU
 from server.play import snapshots
 from server.play.game_machine import LiveGame
 from server.play.snapshots import BadSnapshot
-from server.store.errors import StoreUnavailable
+from server.store.unavailable import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.domain.records import GameRecord

@@ -35,9 +35,9 @@ from server.play.game_machine import (
 from server.play.optimistic import Optimistic, Plan
 from server.play.players import Who
 from server.play.races import Races
-from server.store.errors import StoreUnavailable
 from server.store.events import Event
 from server.store.stores import Stores
+from server.store.unavailable import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

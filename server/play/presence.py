@@ -21,8 +21,8 @@ from server.domain.ids import parse_gid
 from server.domain.kinds import GameKind
 from server.play.players import Who
 from server.play.races import Races
-from server.store.errors import StoreUnavailable
 from server.store.stores import Stores
+from server.store.unavailable import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Any
 from server.config import Config
 from server.domain.changes import Written
 from server.store import scripts
-from server.store.errors import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
+from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.writes import Batch
 
 

@@ -1,7 +1,7 @@
 """The daily challenge in Redis: each day's deals, the index of attempts not yet ranked
 (by the end of their day), and the locks of the instance searching a deal or closing
 the attempts whose day is over. Leaderboards and stats are server/store/boards.py and
-server/store/stats.py.
+server/store/stats_repo.py.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 from server.config import Config
 from server.domain.changes import MUST_NOT_EXIST, Written
 from server.store.batches import Batches
-from server.store.errors import unavailable_on_failure
 from server.store.keys import Keys
 from server.store.locks import Lease
+from server.store.unavailable import unavailable_on_failure
 from server.store.writes import Batch
 
 

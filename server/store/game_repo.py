@@ -16,9 +16,9 @@ from server.domain.records import GameRecord
 from server.lru import LRU
 from server.store import scripts
 from server.store.batches import Batches
-from server.store.errors import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.group_commit import GroupCommit
 from server.store.keys import GameKeys, Keys
+from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.writes import Batch
 
 

@@ -43,7 +43,7 @@ daily attempt `d.DATE.GAME.PID` and a practice game `p.GAME.NONCE.PID` under its
     {ns:race:CODE}:botlease          string the instance driving the race's bots (expires)
     {ns:index}:bots                  set    race codes whose bots are to be driven
 
-The daily challenge (server/daily/, server/store/boards.py, server/store/stats.py); each
+The daily challenge (server/daily/, server/store/boards.py, server/store/stats_repo.py); each
 multi-key command or script touches keys of a single slot:
 
     {ns:day:GAME:DATE}:board        zset   one member per finished attempt of that day
@@ -53,7 +53,7 @@ multi-key command or script touches keys of a single slot:
                                            (written once, by server/daily/deals.py)
     {ns:day:GAME:DATE}:deal_lock    string lock: the instance searching for that deal
     {ns:alltime:GAME}:board         zset   one member per player who ever finished a daily
-    {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/store/stats.py)
+    {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/store/stats_repo.py)
     {ns:alltime:GAME}:seq           string counter giving all-time members their SEQ
     {ns:alltime:GAME}:played:PID    zset   days (as day numbers) the player finished a daily
     {ns:alltime:GAME}:won:PID       zset   days the player won

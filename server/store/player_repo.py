@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 from server.config import Config
 from server.store import scripts
 from server.store.batches import Batches
-from server.store.errors import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.keys import Keys
+from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 
 log = logging.getLogger(__name__)
 

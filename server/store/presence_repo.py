@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from server.config import Config
-from server.store.errors import unavailable_on_failure
 from server.store.keys import Keys
+from server.store.unavailable import unavailable_on_failure
 
 
 @unavailable_on_failure

@@ -14,10 +14,10 @@ from server.domain.ids import race_gid
 from server.domain.records import GameRecord, RaceRecord, seat_entry, seat_from_entry
 from server.store import scripts
 from server.store.batches import Batches
-from server.store.errors import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.game_repo import queue_records, records_read
 from server.store.keys import Keys
 from server.store.locks import Lease
+from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.writes import Batch
 
 

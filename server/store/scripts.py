@@ -141,7 +141,7 @@ return 0
 """
 
 # ---------------------------------------------------------------- leaderboards and stats
-# (server/store/boards.py, server/store/stats.py)
+# (server/store/boards.py, server/store/stats_repo.py)
 
 # Records a day's result once: a second result of the same player for the same day changes
 # nothing (returns 0), so callers may retry freely. Returns the finishing sequence number.

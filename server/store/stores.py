@@ -1,9 +1,9 @@
 """The store's repositories, made from one Redis client and wired together.
 
 Each repository keeps one part of what the server keeps in Redis, and every Redis failure
-in any of them reaches the caller as StoreUnavailable (server/store/errors.py): players
+in any of them reaches the caller as StoreUnavailable (server/store/unavailable.py): players
 (player_repo.py), games (game_repo.py), races (race_repo.py), the daily challenge
-(daily_repo.py, with leaderboards and stats: boards.py, stats.py), and presence
+(daily_repo.py, with leaderboards and stats: boards.py, stats_repo.py), and presence
 (presence_repo.py: instances, connections, who hears what). Every write of a record is
 version-checked (server/store/scripts.py: MOVES for moves through the group commit of
 server/store/group_commit.py, APPLY for the rest, server/store/batches.py). The rules that
@@ -21,14 +21,14 @@ from server.store import scripts
 from server.store.batches import Batches
 from server.store.boards import LeaderboardStore
 from server.store.daily_repo import DailyRepo
-from server.store.errors import STORE_ERRORS, unavailable_on_failure
 from server.store.game_repo import GameRepo
 from server.store.group_commit import GroupCommit
 from server.store.keys import Keys
 from server.store.player_repo import PlayerRepo
 from server.store.presence_repo import PresenceRepo
 from server.store.race_repo import RaceRepo
-from server.store.stats import StatsStore
+from server.store.stats_repo import StatsRepo
+from server.store.unavailable import STORE_ERRORS, unavailable_on_failure
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class Stores:
         self.boards = LeaderboardStore(
             redis, keys, config.leaderboard_default_rows, config.leaderboard_max_rows
         )
-        self.stats = StatsStore(redis, keys)
+        self.stats = StatsRepo(redis, keys)
 
     async def open(self) -> None:
         self.commit.start()

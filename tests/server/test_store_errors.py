@@ -11,9 +11,9 @@ import socket
 import pytest
 
 from server.config import Config
-from server.store.errors import StoreUnavailable
 from server.store.redis_client import create_redis
 from server.store.stores import Stores
+from server.store.unavailable import StoreUnavailable
 
 
 def closed_port() -> int:
