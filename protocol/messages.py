@@ -112,6 +112,9 @@ class Hello(Request, tag="hello"):
     v: int
     name: Name
     token: Token | None = None
+    # True: every `state` this connection is sent for the player's own games carries
+    # `legal` (clients without the engine, such as the browser's, highlight from it).
+    legal: bool = False
 
     def __post_init__(self) -> None:
         if not self.name.isprintable():
@@ -274,6 +277,8 @@ class State(Message, tag="state"):
     race: str | None = None
     date: str | None = None
     seed: int | None = None  # practice games only: nothing ranked depends on them
+    # The legal moves, only to connections whose hello asked for them (`legal: true`).
+    legal: list[str] | None = None
 
 
 class Welcome(Message, tag="welcome"):

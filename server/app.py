@@ -25,6 +25,7 @@ from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
 from server.edge.session import Session, SessionContext
 from server.edge.watchers import Watchers
+from server.edge.webclient import WebClient
 from server.metrics import Metrics
 from server.play.bot_races import StartedBotRaces
 from server.play.bots import BotRunner
@@ -165,6 +166,8 @@ class App:
             daily=self.daily,
             replays=self.replays,
             races=self.spectating,
+            web=WebClient(),
+            allowed_origins=cfg.allowed_origins,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

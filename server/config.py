@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from protocol.limits import DEFAULT_LIMITS as _L
 from protocol.limits import Limits
@@ -50,6 +51,8 @@ class Config:
     max_connections: int = 10_000  # open at once; a WebSocket handshake beyond gets 503
     max_connections_per_address: int = 100  # beyond: 429 at the handshake
     trusted_proxies: tuple[str, ...] = ()  # networks whose X-Forwarded-For names the client
+    # Web origins besides the server's own whose pages may open a WebSocket (server/edge/origin.py).
+    allowed_origins: tuple[str, ...] = ()
     # New players (hello without a token) per client address, counted in the store for all
     # instances together: an hour (a token bucket, bursts of as many) and a UTC day.
     max_new_players_per_address_per_hour: int = 30
@@ -268,6 +271,37 @@ def _networks(raw: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def normalise_origin(origin: str) -> str:
+    """A web origin as browsers send it in `Origin`: scheme://host[:port], lower case, no
+    default port, no path; ValueError if `origin` is not one."""
+    parts = urlsplit(origin.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"not a web origin (http(s)://host[:port]): {origin!r}")
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        raise ValueError(f"an origin has no path, query or user: {origin!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"not a web origin (bad port): {origin!r}") from None
+    host = parts.hostname
+    if ":" in host:
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}[parts.scheme]
+    return f"{parts.scheme}://{host}" + (f":{port}" if port not in (None, default) else "")
+
+
+def _origins(raw: str) -> tuple[str, ...]:
+    out = []
+    for entry in (e.strip() for e in raw.split(",")):
+        if not entry:
+            continue
+        try:
+            out.append(normalise_origin(entry))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return tuple(out)
+
+
 MAX_WORKERS = 256
 
 
@@ -345,6 +379,11 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                         "comma-separated addresses or networks of proxies in front of the "
                         "server; their X-Forwarded-For names the client whose limits apply "
                         "(default none)"),
+    "allowed_origins": ("--allowed-origins", "SOLITAIRE_ALLOWED_ORIGINS", _origins,
+                        "comma-separated web origins (https://play.example.org) besides the "
+                        "server's own whose pages may open a WebSocket to it, e.g. behind a "
+                        "proxy that rewrites Host; a browser handshake from any other Origin "
+                        "gets HTTP 403 (default none)"),
     "unplayed_player_ttl_s": ("--unplayed-player-ttl-s", "SOLITAIRE_UNPLAYED_PLAYER_TTL_S",
                               _positive(int),
                               "seconds after which a player who never started a game is "

@@ -11,6 +11,10 @@
     GET /replay/ID?n=K                    a finished game after K moves (ID: a gid, or RACE:SEAT)
     GET /replay/ID.json                   its deal, moves and result, the `replay` message's fields
     GET /race/CODE                        a race as its spectators see it (reloads itself while on)
+    GET /play, /r/CODE, /play/PATH        the browser client (server/edge/webclient.py)
+
+The WebSocket handshake itself is refused (403) when it comes from a web page of another
+origin than the server's own or those allowed (server/edge/origin.py).
 
 Any other path except the WebSocket endpoint is 404. Unknown games, malformed dates and days
 that have not begun are 404 with a short plain-text reason; so are unknown replays (and every
@@ -39,8 +43,10 @@ from websockets.http11 import Request, Response
 import engine
 import protocol as p
 from server.edge import pages
+from server.edge.origin import origin_allowed
 from server.edge.pages import replay as replay_page
 from server.edge.pages.race import render_race
+from server.edge.webclient import WebClient
 from server.metrics import Metrics
 from server.play.replays import parse_ref, replay_message
 
@@ -92,6 +98,8 @@ class HttpRoutes:
         races: Spectating | None = None,
         on_scrape: Callable[[], Awaitable[None]] | None = None,
         ws_path: str = "/ws",
+        web: WebClient | None = None,
+        allowed_origins: tuple[str, ...] = (),
     ) -> None:
         self.health = health
         self.metrics = metrics
@@ -100,14 +108,28 @@ class HttpRoutes:
         self.races = races
         self.on_scrape = on_scrape
         self.ws_path = ws_path
+        self.web = web
+        self.allowed_origins = allowed_origins
         self._json = msgspec.json.Encoder()
 
     async def __call__(self, connection: Any, request: Request) -> Response | None:
         url = urlsplit(request.path)
+        headers = request.headers
         if url.path == self.ws_path:
-            return None
+            origin = headers.get("Origin")
+            if origin_allowed(origin, headers.get("Host"), self.allowed_origins):
+                return None
+            log.info(
+                "WebSocket handshake from origin %r refused", origin[:200] if origin else origin
+            )
+            response = text(403, "this server does not take WebSocket connections from that page")
+            self.metrics.http_requests.labels("403").inc()
+            return response
         try:
-            response = await self.route(url.path, parse_qs(url.query))
+            if self.web is not None and self.web.serves(url.path):
+                response = self.web.respond(url.path, headers)
+            else:
+                response = await self.route(url.path, parse_qs(url.query))
         except Exception:
             log.exception("HTTP %s failed", url.path)
             response = text(500, "internal error")

@@ -24,6 +24,7 @@ from server.edge.admission import Admission, NewPlayers
 from server.edge.connection import InboxConnection
 from server.edge.dispatch import Handler
 from server.edge.hub import Hub
+from server.edge.legal import frame_with_legal, with_legal
 from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.metrics import Metrics
 from server.play.players import Players, Who
@@ -65,6 +66,7 @@ class Session:
         self.player: str | None = None
         self.who: Who | None = None
         self.welcomed = False
+        self.legal = False  # hello asked for `legal` in its states (server/edge/legal.py)
         cfg = ctx.config
         self.bucket = TokenBucket(cfg.rate, cfg.burst)
         self.flood = FloodGuard(cfg.flood_limit, cfg.flood_window_s)
@@ -191,6 +193,7 @@ class Session:
                 if not greeting:
                     raise p.Refused(p.BAD_REQUEST, "hello was already said")
                 self.who, replies = await self._hello(request)
+                self.legal = request.legal
                 await ctx.presence.arrived(self.who)
                 self.player = self.who.player
                 ctx.hub.add(self)
@@ -244,10 +247,14 @@ class Session:
     # ------------------------------------------------------------ sending
 
     def send(self, message: p.Message) -> None:
+        if self.legal:
+            message = with_legal(message)
         self._queue((p.encode(message),))
 
     def deliver(self, frames: Iterable[bytes]) -> None:
         """Event frames for this connection (the hub's delivery)."""
+        if self.legal:
+            frames = [frame_with_legal(f) for f in frames]
         if self._held is not None:
             self._held.extend(frames)
         else:
