@@ -133,6 +133,8 @@ class Create(Request, tag="create"):
     bot_strength: Literal["easy", "medium", "hard"] = "medium"
     # Whether anyone with the race's code may `watch` it (and open its page).
     spectators: bool = True
+    # Rated (every seat human): its result changes its players' ratings.
+    rated: bool = False
 
     def __post_init__(self) -> None:
         _check_game(self.game)
@@ -141,6 +143,8 @@ class Create(Request, tag="create"):
         seats = self.max_players or limits.default_max_players
         if self.bots and self.bots + 1 > seats:
             return f"{self.bots} bots and the host do not fit in max_players {seats}"
+        if self.rated and self.bots:
+            return "a rated race has no bots: every seat is human"
         return None
 
 
@@ -241,11 +245,35 @@ class Replay(Request, tag="replay"):
         return None
 
 
+class Queue(Request, tag="queue"):
+    """Wait for a quick race of `game` (server/play/quick.py): players of close ratings."""
+
+    game: GameId
+
+    def __post_init__(self) -> None:
+        _check_game(self.game)
+
+
+class Unqueue(Request, tag="unqueue"):
+    """Leave the queue (answered `unqueued` whether or not the player was waiting)."""
+
+
+class Ratings(Request, tag="ratings"):
+    """A game's ratings, highest first (server/play/ratings.py)."""
+
+    game: GameId
+    limit: Limit | None = None
+    around_me: bool = False
+
+    def __post_init__(self) -> None:
+        _check_game(self.game)
+
+
 # Every request type the server decodes; the daily helper's messages are listed
 # here too (their handlers are registered in server/play/handlers.py).
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
-    Practice, Undo, Hint, Replay, Rematch, Watch,
+    Practice, Undo, Hint, Replay, Rematch, Watch, Queue, Unqueue, Ratings,
 )  # fmt: skip
 
 
@@ -354,11 +382,79 @@ class Standing(Struct):
     resigned: bool
 
 
+class RatingChange(Struct):
+    before: int
+    after: int
+
+
 class Result(Message, tag="result"):
     race: str
     game: str
     seed: int
     standings: list[Standing]
+    # A rated race's: every seat's rating before and after it (absent when unrated).
+    rating: dict[str, RatingChange] | None = None
+
+
+class Queued(Message, tag="queued"):
+    """The reply to `queue`: waiting since `since_ms` with `rating`; sent again as an update
+    with `bot` (its strength) when the player, alone too long, is offered a bot race."""
+
+    game: str
+    rating: int
+    since_ms: int
+    bot: str | None = None
+
+
+class Matched(Message, tag="matched"):
+    """Event: a quick race was formed for the player; its `lobby` follows, and it starts by
+    itself at `starts_at_ms`."""
+
+    race: str
+    game: str
+    starts_at_ms: int
+
+
+class Unqueued(Message, tag="unqueued"):
+    pass
+
+
+class RatingEntry(Struct):
+    rank: int
+    player: str
+    name: str
+    rating: int
+    games: int
+    provisional: bool
+
+
+class RatingsReply(Message, tag="ratings"):
+    """The `ratings` message (and the JSON of /ratings/GAME.json)."""
+
+    game: str
+    total: int
+    entries: list[RatingEntry]
+    me: RatingEntry | None = None
+
+
+class RatingPoint(Struct):
+    """One rated race in a player's history: the rating it left them with."""
+
+    race: str
+    at_ms: int
+    rank: int
+    seats: int
+    before: int
+    after: int
+
+
+class GameRating(Struct):
+    """A player's rating in one game, as `stats` carries it (newest history first)."""
+
+    rating: int
+    games: int
+    provisional: bool
+    history: list[RatingPoint]
 
 
 class RematchOffer(Message, tag="rematch"):
@@ -443,6 +539,8 @@ class StatsReply(Message, tag="stats"):
     player: str
     name: str
     games: dict[str, GameStats]
+    # Per game the player has a rating in (absent when none).
+    ratings: dict[str, GameRating] | None = None
 
 
 class ReplayResult(msgspec.Struct, omit_defaults=True):
@@ -488,7 +586,8 @@ class Error(Message, tag="error"):
 # Every message type the server sends, as a client decodes them (protocol/decoding.py).
 MESSAGE_TYPES: tuple[type[Message], ...] = (
     State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, DailyStatus,
-    LeaderboardReply, StatsReply, ReplayReply, RematchOffer, Error, SeatBoard,
+    LeaderboardReply, StatsReply, ReplayReply, RematchOffer, Error, SeatBoard, Queued,
+    Matched, Unqueued, RatingsReply,
 )  # fmt: skip
 
 

@@ -183,6 +183,8 @@ class RaceRecord:
     # Whether it may be watched (Create.spectators). Races stored before spectators existed
     # have no such field: they may be watched, as every race by default.
     spectators: bool = True
+    # Rated (quick races, and `create` with rated): its close changes its seats' ratings.
+    rated: bool = False
 
     def to_redis(self) -> dict[str, str]:
         out = {
@@ -196,6 +198,8 @@ class RaceRecord:
             out["result"] = self.result_json
         if self.rematch:
             out["rematch"] = self.rematch
+        if self.rated:  # absent from unrated races, as before ratings existed
+            out["rated"] = "1"
         return out
 
     @classmethod
@@ -208,7 +212,7 @@ class RaceRecord:
             starts_at_ms=int(d.get("starts_at_ms", 0)), ends_at_ms=int(d.get("ends_at_ms", 0)),
             ver=int(d.get("ver", 0)), seats=seats, result_json=d.get("result", ""),
             rematch=d.get("rematch", ""),
-            spectators=d.get("spectators", "1") != "0",
+            spectators=d.get("spectators", "1") != "0", rated=d.get("rated") == "1",
         )  # fmt: skip
 
     def players(self) -> list[str]:

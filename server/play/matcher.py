@@ -16,16 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from server.domain.queue import Waiting
 
-@dataclass(frozen=True, slots=True)
-class Waiting:
-    """One queue entry: a player waiting for a quick race of `game` since `since_ms`."""
-
-    player: str
-    name: str
-    game: str
-    rating: int
-    since_ms: int
+__all__ = ["Formed", "MatchRules", "Matches", "Waiting", "bot_strength", "match"]
 
 
 @dataclass(frozen=True, slots=True)

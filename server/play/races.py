@@ -17,6 +17,7 @@ from server.clock import Clock
 from server.config import Config
 from server.domain.changes import Written
 from server.domain.ids import race_gid
+from server.domain.ratings import PlayerRating
 from server.domain.records import RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.bot_races import StartedBotRaces
@@ -33,6 +34,7 @@ from server.play.race_machine import (
     normalise_code,
     not_found,
 )
+from server.play.ratings import new_rating
 from server.store.events import Event, encode_events
 from server.store.store import Store
 
@@ -85,8 +87,10 @@ class Races:
                 origin=who.uid,
                 instances=instances,
                 spectators=msg.spectators,
+                rated=msg.rated,
             )
 
+        await self.store.queue.drop(who.player)  # seated now: no longer waiting for a quick race
         for _ in range(RETRIES):
             opened = await self._open(who, new_code(self.rules.code_length), make)
             if opened is not None:
@@ -96,9 +100,10 @@ class Races:
         machine, step = opened
         race = machine.race
         log.info(
-            "race %s created by player %s: %s, %d seats, time limit %s, %s",
+            "race %s created by player %s: %s, %d seats, time limit %s, %s%s",
             race.code, who.player, race.game, race.max_players, race.time_limit_s or "none",
             "spectators welcome" if race.spectators else "no spectators",
+            ", rated" if race.rated else "",
         )  # fmt: skip
         return await self._opened(who, machine, step, msg.bots, msg.bot_strength)
 
@@ -117,6 +122,7 @@ class Races:
         else:
             log.info("race %s: player %s (%s) joined", code, who.player, who.name)
             self._remember_lobby(machine.race)
+            await self.store.queue.drop(who.player)  # seated: no longer waiting
         return step.replies
 
     async def start(self, who: Who, msg: p.StartRace) -> list[p.Message]:
@@ -157,6 +163,94 @@ class Races:
             ):
                 self.bot_races.started(code)
         return step.replies
+
+    async def open_quick(
+        self, game: str, seats: list[p.Seat], rated: bool, bot: str | None = None
+    ) -> str:
+        """Store a quick race the matcher formed for `seats` (with a bot of strength `bot`
+        beside a lone player), tell its players, and schedule its start; its code."""
+        now = self.clock.now_ms()
+        starts = now + round(self.config.quick_countdown_s * 1000)
+        for _ in range(RETRIES):
+            code = new_code(self.rules.code_length)
+            instances: set[str] = {self.store.instance}
+            for seat in seats:
+                instances.update(
+                    await self.store.seat_player(seat.player, race_gid(code, seat.player))
+                )
+            machine, step = RaceMachine.create_quick(
+                self.rules,
+                code=code,
+                game=game,
+                seed=new_seed(),
+                seats=seats,
+                max_players=len(seats) + (1 if bot else 0),
+                time_limit_s=self.config.quick_time_limit_s,
+                now_ms=now,
+                starts_at_ms=starts,
+                rated=rated,
+                instances=sorted(instances),
+            )
+            assert step.change is not None
+            # Scheduled first: a crash right after the write cannot leave it never started
+            # (a code scheduled but never written is dropped when its time comes).
+            await self.store.queue.schedule_start(code, starts)
+            if await self.store.write_race(step.change) is Written.APPLIED:
+                break
+            for seat in seats:
+                await self.store.forget_player_games(seat.player, [race_gid(code, seat.player)])
+        else:
+            raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
+        self.deliver(step.events)
+        race = machine.race
+        if bot:
+            race = await self._seat_bots(race, 1, bot, "")
+        self._remember_lobby(race)
+        log.info(
+            "race %s: quick %s race of %s, %s, starts at %d",
+            code, game, ", ".join(s.player for s in seats) + (f" and a {bot} bot" if bot else ""),
+            "rated" if rated else "unrated", starts,
+        )  # fmt: skip
+        return code
+
+    async def autostart(self, code: str) -> bool:
+        """Start a quick race whose start time has come; True once it needs no more
+        starting (started now or before, or gone)."""
+
+        async def attempt() -> Plan[tuple[RaceMachine, Transition] | None]:
+            race = await self.store.load_race(code)
+            if race is None:
+                return done(None)
+            machine = RaceMachine(race, self.rules)
+            step = machine.autostart(self.clock.now_ms())
+            if step is None:
+                return done(None)
+            change = step.change
+            assert change is not None
+            return Plan(
+                lambda: answer((machine, step)),
+                lambda: self.store.start_race(change, machine.deadline_ms()),
+                missing=lambda: None,
+            )
+
+        started = await self.runner.run(f"race {code}", attempt)
+        if started is None:
+            race = await self.store.load_race(code)
+            return race is None or not RaceMachine(race, self.rules).starts_by_itself
+        machine, step = started
+        players = machine.players()
+        log.info("race %s started by itself with %d seats", code, len(players))
+        self._seats.put(code, players)
+        self.deliver(step.events)
+        if step.dealt[0].record.over:
+            await self.close_if_due(code)
+        if any(is_bot(pl) for pl in players):
+            cfg = self.config
+            if await self.store.index_bot_race(
+                code, cfg.untimed_race_max_s + cfg.finished_race_ttl_s
+            ):
+                self.bot_races.started(code)
+        return True
 
     async def rematch(self, who: Who, msg: p.Rematch) -> list[p.Message]:
         """A seated player of a finished race asks for a rematch (RaceMachine.rematch): the
@@ -303,7 +397,8 @@ class Races:
             if machine.gids() != guess:
                 loaded = await self.store.load_records(machine.gids())
             records = [r for r in loaded if r is not None]
-            step = machine.close(records, self.clock.now_ms())
+            ratings = await self._ratings(race) if race.rated else None
+            step = machine.close(records, self.clock.now_ms(), ratings)
             if step is None:
                 return done(False)
             change = step.change
@@ -346,6 +441,15 @@ class Races:
         return len(entries)
 
     # ------------------------------------------------------------ helpers
+
+    async def _ratings(self, race: RaceRecord) -> list[PlayerRating]:
+        """The seats' ratings in the race's game as stored now (new players' unstored)."""
+        players = race.players()
+        stored = await self.store.ratings.load(race.game, players)
+        return [
+            r if r is not None else new_rating(s.player, race.game, s.name)
+            for s, r in zip(race.seats, stored, strict=True)
+        ]
 
     async def _open(
         self,
