@@ -71,10 +71,10 @@ class Doublets(Game):
     def won(self) -> bool:
         return len(self._p[F]) == FOUNDATION_GOAL
 
-    def unseen(self) -> int:
+    def unseen(self) -> bytes:
         # A redeal turns the waste face down again, once the whole stock has been dealt:
         # from then on every card has been seen.
-        return super().unseen() if self.redeals_left == REDEALS else 0
+        return super().unseen() if self.redeals_left == REDEALS else b""
 
     def _deal(self) -> None:
         p = self._p

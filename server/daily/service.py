@@ -23,12 +23,12 @@ from server.domain.kinds import GameKind
 from server.domain.records import GameRecord
 from server.play.cache import LiveGames
 from server.play.cache import load as load_live
+from server.play.effects import Applier, to_player
 from server.play.game_machine import dealt_fields, elapsed_ms, timed_out
 from server.play.optimistic import Optimistic, Plan, done
 from server.play.players import Who
 from server.store.boards import ALL_TIME, Board, Result
 from server.store.errors import STORE_ERRORS
-from server.store.events import Event, encode_events
 
 if TYPE_CHECKING:
     from server.metrics import Metrics
@@ -278,7 +278,7 @@ class DailyService:
             return
         live.record = record
         state = live.state(record.ends_at_ms)
-        payload = encode_events([Event(to=[record.player], frames=[p.encode(state)])])
+        payload = Applier.payload(Applier.events([to_player(record.player, state)]))
         await self.store.publish(await self.store.player_instances(record.player), payload)
 
     # ------------------------------------------------------------ boards

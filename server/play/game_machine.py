@@ -175,16 +175,17 @@ def seat_seen(live: LiveGame, view: msgspec.Raw, now_ms: int) -> SeatSeen:
     """A race seat's board for its race's spectators (server/play/spectator_boards.py):
     `view`, its public view as encoded for its own `state`, and the cards never shown."""
     rec = live.record
+    outcome = rec.outcome
     return SeatSeen(
-        player=rec.player,
-        n=live.n,
-        view=view,
-        score=rec.score,
-        won=rec.won,
-        over=rec.over,
-        finished=rec.finished,
-        elapsed_ms=elapsed_ms(rec, now_ms),
-        unseen=live.game.unseen(),
+        rec.player,
+        live.n,
+        view,
+        rec.score,
+        outcome is not None and outcome.won,
+        outcome is not None and outcome.over,
+        outcome is not None,
+        elapsed_ms(rec, now_ms),
+        live.game.unseen(),
     )
 
 

@@ -22,6 +22,7 @@ from server.domain.kinds import GameKind
 from server.domain.records import GameRecord
 from server.metrics import Metrics
 from server.play.cache import LiveGames
+from server.play.effects import Applier, Say, ToPlayers, ToSpectators, to_player
 from server.play.game_machine import (
     GameRules,
     LiveGame,
@@ -35,7 +36,7 @@ from server.play.optimistic import Optimistic, Plan
 from server.play.players import Who
 from server.play.races import Races
 from server.store.errors import StoreUnavailable
-from server.store.events import Event, ForSpectators, encode_events
+from server.store.events import Event
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,7 @@ class Moves:
         self.rules = rules or GameRules()
         self.runner = Optimistic(RETRIES)
         self.daily = daily
+        self.applier = Applier(deliver)
 
     # ------------------------------------------------------------ requests
 
@@ -152,16 +154,16 @@ class Moves:
         after = decision.after
         record = after.record
         state = after.state(now)
-        events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
+        says = [to_player(who.player, state, but_asker=True)]
         if record.kind is GameKind.RACE:
             races = self.races
             seats = races.known_seats(record.race) or await races.seats(record.race)
             # The race's spectators hear the progress too, and the seat's board, which is
             # decided fair where they are (server/play/spectator_boards.py).
-            board = ForSpectators(record.race, boards=[seat_seen(after, state.view, now)])
-            frames = [p.encode(after.progress(now))]
-            events.append(Event(to=seats, frames=frames, spectators=board))
-        payload = encode_events(events)
+            board = ToSpectators(record.race, boards=[seat_seen(after, state.view, now)])
+            says.append(Say(ToPlayers(seats), [after.progress(now)], board))
+        events = self.applier.events(says, who.uid)
+        payload = self.applier.payload(events)
 
         async def write() -> Written:
             try:

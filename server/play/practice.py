@@ -34,13 +34,13 @@ from server.domain.kinds import GameKind
 from server.domain.records import GameRecord
 from server.metrics import Metrics
 from server.play.cache import LiveGames
+from server.play.effects import Applier, to_player
 from server.play.game_machine import LiveGame, dealt_fields, decide_undo
 from server.play.moves import Deliver, Moves
 from server.play.optimistic import Plan
 from server.play.players import Who
 from server.play.race_machine import new_seed
 from server.solver_pool import HINTS, OverShare, OwnerBusy, SolverBusy, SolverPool, position_of
-from server.store.events import Event, encode_events
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -117,13 +117,13 @@ class Practice:
             if self.metrics is not None:
                 self.metrics.moves_replayed.labels("loop").inc(replayed)
             state = undone.state(self.clock.now_ms())
-            events = [Event(to=[who.player], frames=[p.encode(state)], skip=who.uid)]
+            events = Applier.events([to_player(who.player, state, but_asker=True)], who.uid)
             change = GameChange(undone.record, live.record.ver)
 
             async def write() -> Written:
                 written = await self.store.write_game(
                     change, undo=True, ttl_s=self.config.practice_ttl_s,
-                    payload=encode_events(events),
+                    payload=Applier.payload(events),
                 )  # fmt: skip
                 if written is not Written.APPLIED:
                     self.cache.evict(gid)

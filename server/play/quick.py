@@ -23,10 +23,11 @@ from server.config import Config
 from server.domain.ids import parse_gid
 from server.domain.kinds import GameKind
 from server.play import ratings as rating_model
+from server.play.effects import Applier, to_player
 from server.play.matcher import MatchRules, Waiting, bot_strength, match
 from server.play.players import Who
 from server.play.races import Races
-from server.store.events import Event, encode_events
+from server.store.events import Event
 from server.store.ratings import BoardRow
 from server.store.store import Store
 
@@ -44,6 +45,7 @@ class Quick:
         self.clock = clock
         self.config = config
         self.deliver = deliver
+        self.applier = Applier(deliver)
         self.rules = MatchRules(
             first_window=config.quick_first_window,
             widen_per_s=config.quick_widen_per_s,
@@ -235,8 +237,8 @@ class Quick:
 
     async def _tell(self, player: str, message: p.Message) -> None:
         """An update for the player wherever they are connected."""
-        events = [Event(to=[player], frames=[p.encode(message)])]
+        events = self.applier.events([to_player(player, message)])
         self.deliver(events)
         await self.store.publish(
-            await self.store.players_instances([player]), encode_events(events)
+            await self.store.players_instances([player]), self.applier.payload(events)
         )

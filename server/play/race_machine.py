@@ -2,7 +2,7 @@
 
 Like websockets' sans-I/O protocol objects: an input goes in (with the time), a
 `Transition` comes out: the writes to make (a RaceChange, checked by the store against
-the version the decision was made on), the replies for whoever asked, and the events for
+the version the decision was made on), the replies for whoever asked, and what to say to
 each seat. No await, no Redis, no sockets. Every status change of a race is made here:
 
     lobby --start--> running --close (every seat finished, or the deadline)--> done
@@ -36,10 +36,11 @@ from server.domain.ratings import PlayerRating, RatingPoint
 from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.play import ratings as rating_model
 from server.play.bot_seats import is_bot
+from server.play.effects import Say, ToPlayers, ToSpectators
 from server.play.game_machine import LiveGame, dealt_fields, progress, seat_seen, timed_out
 from server.play.ranking import rank_key, ranked
 from server.play.spectator_boards import SpectatorBoards
-from server.store.events import Event, ForSpectators, SeatSeen, encode_events
+from server.store.events import SeatSeen
 
 
 @dataclass(frozen=True)
@@ -66,11 +67,12 @@ class RaceRules:
 @dataclass
 class Transition:
     """What one input decided: store `change` (None: nothing to store), then send
-    `replies` to the asker and deliver `events`."""
+    `replies` to the asker and say `says` (server/play/effects.py: the applier encodes
+    them, puts them in the write for the other instances, and delivers them here)."""
 
     change: RaceChange | None
     replies: list[p.Message] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
+    says: list[Say] = field(default_factory=list)
     # The seats' games as a start dealt them (the caller may cache them once stored).
     dealt: list[LiveGame] = field(default_factory=list)
 
@@ -173,13 +175,11 @@ class RaceMachine:
         max_players: int | None,
         time_limit_s: int | None,
         now_ms: int,
-        origin: str,
-        instances: list[str],
         spectators: bool = True,
         rated: bool = False,
     ) -> tuple[RaceMachine, Transition]:
-        """A new race in its lobby with its host seated (`instances`: where the host is
-        connected, this instance first). The store refuses it if the code is taken."""
+        """A new race in its lobby with its host seated. The store refuses it if the code
+        is taken."""
         race = RaceRecord(
             code=code,
             game=game,
@@ -201,17 +201,15 @@ class RaceMachine:
             spectators=race.spectators,
         )
         lobby = machine.lobby()
-        events = [machine._lobby_event(lobby, [host.player], origin)]
+        says = [machine._lobby_say(lobby, [host.player])]
         change = RaceChange(
             race=race,
             expect_ver=MUST_NOT_EXIST,
             new_seats=[host],
             games=[GameChange(machine.seat_record(host), MUST_NOT_EXIST, all_fields=True)],
-            instances=instances,
             ttl_s=rules.lobby_ttl_s,
-            payload=encode_events(events),
         )
-        return machine, Transition(change, [created, lobby], events)
+        return machine, Transition(change, [created, lobby], says)
 
     @classmethod
     def create_quick(
@@ -227,7 +225,6 @@ class RaceMachine:
         now_ms: int,
         starts_at_ms: int,
         rated: bool,
-        instances: list[str],
     ) -> tuple[RaceMachine, Transition]:
         """A quick race the matcher formed: every seat placed at once (nobody may join it:
         it is full, or a bot fills it), starting by itself at `starts_at_ms` (`autostart`).
@@ -247,10 +244,9 @@ class RaceMachine:
         machine = cls(race, rules)
         matched = p.Matched(race=code, game=game, starts_at_ms=starts_at_ms)
         lobby = machine.lobby()
-        seen = ForSpectators(code, seats=machine.players())
-        events = [
-            Event(to=[s.player for s in seats], frames=[p.encode(matched), p.encode(lobby)]),
-            Event(to=[], frames=[p.encode(lobby)], spectators=seen),
+        says = [
+            Say(ToPlayers([s.player for s in seats]), [matched, lobby]),
+            Say(ToPlayers([]), [lobby], ToSpectators(code, seats=machine.players())),
         ]
         change = RaceChange(
             race=race,
@@ -259,11 +255,9 @@ class RaceMachine:
             games=[
                 GameChange(machine.seat_record(s), MUST_NOT_EXIST, all_fields=True) for s in seats
             ],
-            instances=instances,
             ttl_s=rules.lobby_ttl_s,
-            payload=encode_events(events),
         )
-        return machine, Transition(change, [], events)
+        return machine, Transition(change, [], says)
 
     @property
     def starts_by_itself(self) -> bool:
@@ -273,8 +267,6 @@ class RaceMachine:
     def join(
         self,
         seat: p.Seat,
-        origin: str,
-        instances: list[str],
         games: list[GameRecord] | None = None,
         now_ms: int = 0,
     ) -> Transition:
@@ -312,17 +304,15 @@ class RaceMachine:
         joined = replace(race, seats=[*race.seats, seat], ver=expect + 1)
         self.race = joined
         lobby = self.lobby()
-        events = [self._lobby_event(lobby, joined.players(), origin)]
+        says = [self._lobby_say(lobby, joined.players())]
         change = RaceChange(
             race=joined,
             expect_ver=expect,
             new_seats=[seat],
             games=[GameChange(self.seat_record(seat), MUST_NOT_EXIST, all_fields=True)],
-            instances=instances,
             ttl_s=self.rules.lobby_ttl_s,
-            payload=encode_events(events),
         )
-        return Transition(change, [lobby], events)
+        return Transition(change, [lobby], says)
 
     def may_watch(self, player: str | None) -> None:
         """Refuses (`no_spectators`) unless `player` may watch the race (None: a visitor of
@@ -368,10 +358,11 @@ class RaceMachine:
             for live in boards
         ]
 
-    def _lobby_event(self, lobby: p.Lobby, to: list[str], skip: str = "") -> Event:
-        """The lobby for `to`, and for the race's spectators (with its seats)."""
-        seen = ForSpectators(self.code, seats=self.players())
-        return Event(to=to, frames=[p.encode(lobby)], skip=skip, spectators=seen)
+    def _lobby_say(self, lobby: p.Lobby, to: list[str], but_asker: bool = True) -> Say:
+        """The lobby for `to` (but the asker, who has it as the reply), and for the race's
+        spectators (with its seats)."""
+        seen = ToSpectators(self.code, seats=self.players())
+        return Say(ToPlayers(to, but_asker), [lobby], seen)
 
     def leave(self, player: str) -> Transition:
         """`player` has gone (no connection left) while the race waits in its lobby: their
@@ -399,17 +390,16 @@ class RaceMachine:
             **{**race.__dict__, "seats": staying, "host": host, "ver": expect + 1}
         )
         lobby = self.lobby()
-        events = [self._lobby_event(lobby, self.players())]
+        says = [self._lobby_say(lobby, self.players(), but_asker=False)]
         change = RaceChange(
             race=self.race,
             expect_ver=expect,
             gone_seats=gone,
             ttl_s=self.rules.lobby_ttl_s,
-            payload=encode_events(events),
         )
-        return Transition(change, [lobby], events)
+        return Transition(change, [lobby], says)
 
-    def start(self, player: str, now_ms: int, origin: str) -> Transition:
+    def start(self, player: str, now_ms: int) -> Transition:
         """The host starts the race: every seat is dealt the same deal, the clock starts."""
         race = self.race
         if player != race.host:
@@ -418,16 +408,16 @@ class RaceMachine:
             raise p.Refused(p.RACE_STARTED, f"race {race.code} has already started")
         if self.starts_by_itself:
             raise p.Refused(p.NOT_HOST, f"race {race.code} starts by itself")
-        return self._start(now_ms, origin, player)
+        return self._start(now_ms, player)
 
     def autostart(self, now_ms: int) -> Transition | None:
         """Start a quick race whose start time has come (None: not such a race, or not
         yet). Every seat hears the usual `start` and `state`."""
         if not self.starts_by_itself or now_ms < self.race.starts_at_ms:
             return None
-        return self._start(now_ms, "", None)
+        return self._start(now_ms, None)
 
-    def _start(self, now_ms: int, origin: str, player: str | None) -> Transition:
+    def _start(self, now_ms: int, player: str | None) -> Transition:
         race = self.race
         ends = now_ms + race.time_limit_s * 1000 if race.time_limit_s else 0
         expect = race.ver
@@ -447,25 +437,23 @@ class RaceMachine:
             for seat in race.seats
         ]
         start = self.start_message()
-        start_frame = p.encode(start)
         states = {live.record.player: live.state(now_ms) for live in seats}
-        events = [
-            Event(to=[pl], frames=[start_frame, p.encode(st)], skip=origin)
+        says = [
+            Say(ToPlayers([pl], but_asker=player is not None), [start, st])
             for pl, st in states.items()
         ]
         # Its spectators hear the start once, with every seat's board as dealt.
         boards = [seat_seen(live, states[live.record.player].view, now_ms) for live in seats]
-        seen = ForSpectators(race.code, seats=self.players(), boards=boards)
-        events.append(Event(to=[], frames=[start_frame], spectators=seen))
+        seen = ToSpectators(race.code, seats=self.players(), boards=boards)
+        says.append(Say(ToPlayers([]), [start], seen))
         change = RaceChange(
             race=started,
             expect_ver=expect,
             games=[GameChange(live.record, 0, all_fields=True) for live in seats],
             ttl_s=0,
-            payload=encode_events(events),
         )
         replies: list[p.Message] = [start, states[player]] if player is not None else []
-        return Transition(change, replies, events, dealt=seats)
+        return Transition(change, replies, says, dealt=seats)
 
     def close(
         self,
@@ -506,13 +494,7 @@ class RaceMachine:
             ver=expect + 1,
             result_json=msgspec.json.encode(result).decode(),
         )
-        events = [
-            Event(
-                to=self.players(),
-                frames=[p.encode(result)],
-                spectators=ForSpectators(race.code, over=True),
-            )
-        ]
+        says = [Say(ToPlayers(self.players()), [result], ToSpectators(race.code, over=True))]
         change = RaceChange(
             race=self.race,
             expect_ver=expect,
@@ -520,10 +502,9 @@ class RaceMachine:
             # the result, so the close is then decided again.
             games=[GameChange(f, g.ver) for f, g in zip(final, games, strict=True)],
             ttl_s=self.rules.finished_race_ttl_s,
-            payload=encode_events(events),
             ratings=rating_changes,
         )
-        return Transition(change, [result], events)
+        return Transition(change, [result], says)
 
     def rate(
         self,
@@ -600,8 +581,6 @@ class RaceMachine:
         seed: int,
         host: p.Seat,
         now_ms: int,
-        origin: str,
-        instances: list[str],
     ) -> tuple[RaceMachine, Transition]:
         """The rematch of race `done` under the code it records: the same game, number of
         seats and time limit, a new deal (`seed`), with `host` (whoever makes it) seated
@@ -616,20 +595,18 @@ class RaceMachine:
             max_players=done.max_players,
             time_limit_s=done.time_limit_s or None,
             now_ms=now_ms,
-            origin=origin,
-            instances=instances,
             spectators=done.spectators,
         )
 
-    def offer(self, asker: p.Seat, origin: str) -> Event:
-        """The `rematch` event for every person seated in this race (bar connection
-        `origin`, which made the rematch): `asker` asked, and the race to join."""
+    def offer(self, asker: p.Seat) -> Say:
+        """The `rematch` event for every person seated in this race (bar the asker's
+        connection, which made the rematch): `asker` asked, and the race to join."""
         race = self.race
         offer = p.RematchOffer(
             race=race.code, next=race.rematch, player=asker.player, name=asker.name
         )
         people = [pl for pl in self.players() if not is_bot(pl)]
-        return Event(to=people, frames=[p.encode(offer)], skip=origin)
+        return Say(ToPlayers(people, but_asker=True), [offer])
 
     # ------------------------------------------------------------ result
 

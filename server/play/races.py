@@ -10,7 +10,7 @@ Any instance may close a race: the store lets exactly one close go through.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import protocol as p
 from server.clock import Clock
@@ -23,6 +23,7 @@ from server.lru import LRU
 from server.play.bot_races import StartedBotRaces
 from server.play.bot_seats import bot_seat, is_bot
 from server.play.cache import LiveGames
+from server.play.effects import Applier
 from server.play.optimistic import Optimistic, Plan, answer, done
 from server.play.players import Who
 from server.play.race_machine import (
@@ -35,7 +36,7 @@ from server.play.race_machine import (
     not_found,
 )
 from server.play.ratings import new_rating
-from server.store.events import Event, encode_events
+from server.store.events import Event
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class Races:
         self.config = config
         self.rules = RaceRules.from_config(config)
         self.deliver = deliver
+        self.applier = Applier(deliver)
         self.runner = Optimistic(RETRIES)
         self.bot_races = bot_races
         # Seats of started races (they no longer change), and lobbies as this process last
@@ -74,7 +76,7 @@ class Races:
         host = p.Seat(player=who.player, name=who.name)
         seed = msg.seed if msg.seed is not None else new_seed()
 
-        def make(instances: list[str], code: str) -> tuple[RaceMachine, Transition]:
+        def make(code: str) -> tuple[RaceMachine, Transition]:
             return RaceMachine.create(
                 self.rules,
                 code=code,
@@ -84,8 +86,6 @@ class Races:
                 max_players=msg.max_players,
                 time_limit_s=msg.time_limit_s,
                 now_ms=self.clock.now_ms(),
-                origin=who.uid,
-                instances=instances,
                 spectators=msg.spectators,
                 rated=msg.rated,
             )
@@ -97,7 +97,7 @@ class Races:
                 break
         else:
             raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
-        machine, step = opened
+        machine = opened[0]
         race = machine.race
         log.info(
             "race %s created by player %s: %s, %d seats, time limit %s, %s%s",
@@ -105,7 +105,7 @@ class Races:
             "spectators welcome" if race.spectators else "no spectators",
             ", rated" if race.rated else "",
         )  # fmt: skip
-        return await self._opened(who, machine, step, msg.bots, msg.bot_strength)
+        return await self._opened(who, opened, msg.bots, msg.bot_strength)
 
     async def join(self, who: Who, msg: p.Join) -> list[p.Message]:
         code = self._code(msg.race)
@@ -131,27 +131,28 @@ class Races:
         # changed since, and then it is read again.
         guess = self._last_lobby(code)
 
-        async def attempt() -> Plan[tuple[RaceMachine, Transition]]:
+        async def attempt() -> Plan[tuple[RaceMachine, Transition, list[Event]]]:
             nonlocal guess
             race, guess = guess or await self.store.load_race(code), None
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
-            step = machine.start(who.player, self.clock.now_ms(), who.uid)
+            step = machine.start(who.player, self.clock.now_ms())
             change = step.change
             assert change is not None
+            events = self._route(step, who.uid)
             return Plan(
-                lambda: answer((machine, step)),
+                lambda: answer((machine, step, events)),
                 lambda: self.store.start_race(change, machine.deadline_ms()),
             )
 
-        machine, step = await self.runner.run(f"race {code}", attempt)
+        machine, step, events = await self.runner.run(f"race {code}", attempt)
         players = machine.players()
         log.info("race %s started by player %s with %d seats", code, who.player, len(players))
         # The starter's first move needs neither its game nor the seats from the store.
         self.cache.adopt(next(live for live in step.dealt if live.record.player == who.player))
         self._seats.put(code, players)
-        self.deliver(step.events)
+        self.deliver(events)
         if step.dealt[0].record.over:  # a deal with no move at all: over at once
             await self.close_if_due(code)
         if any(is_bot(pl) for pl in players):
@@ -175,9 +176,8 @@ class Races:
             code = new_code(self.rules.code_length)
             instances: set[str] = {self.store.instance}
             for seat in seats:
-                instances.update(
-                    await self.store.seat_player(seat.player, race_gid(code, seat.player))
-                )
+                gid = race_gid(code, seat.player)
+                instances.update(await self.store.seat_player(seat.player, gid))
             machine, step = RaceMachine.create_quick(
                 self.rules,
                 code=code,
@@ -189,9 +189,9 @@ class Races:
                 now_ms=now,
                 starts_at_ms=starts,
                 rated=rated,
-                instances=sorted(instances),
             )
             assert step.change is not None
+            events = self._route(step, "", sorted(instances))
             # Scheduled first: a crash right after the write cannot leave it never started
             # (a code scheduled but never written is dropped when its time comes).
             await self.store.queue.schedule_start(code, starts)
@@ -201,7 +201,7 @@ class Races:
                 await self.store.forget_player_games(seat.player, [race_gid(code, seat.player)])
         else:
             raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
-        self.deliver(step.events)
+        self.deliver(events)
         race = machine.race
         if bot:
             race = await self._seat_bots(race, 1, bot, "")
@@ -217,7 +217,7 @@ class Races:
         """Start a quick race whose start time has come; True once it needs no more
         starting (started now or before, or gone)."""
 
-        async def attempt() -> Plan[tuple[RaceMachine, Transition] | None]:
+        async def attempt() -> Plan[tuple[RaceMachine, Transition, list[Event]] | None]:
             race = await self.store.load_race(code)
             if race is None:
                 return done(None)
@@ -227,8 +227,9 @@ class Races:
                 return done(None)
             change = step.change
             assert change is not None
+            events = self._route(step)
             return Plan(
-                lambda: answer((machine, step)),
+                lambda: answer((machine, step, events)),
                 lambda: self.store.start_race(change, machine.deadline_ms()),
                 missing=lambda: None,
             )
@@ -237,11 +238,11 @@ class Races:
         if started is None:
             race = await self.store.load_race(code)
             return race is None or not RaceMachine(race, self.rules).starts_by_itself
-        machine, step = started
+        machine, step, events = started
         players = machine.players()
         log.info("race %s started by itself with %d seats", code, len(players))
         self._seats.put(code, players)
-        self.deliver(step.events)
+        self.deliver(events)
         if step.dealt[0].record.over:
             await self.close_if_due(code)
         if any(is_bot(pl) for pl in players):
@@ -292,21 +293,15 @@ class Races:
         where `done` had them; tell every seat of `done`. None: it was made meanwhile."""
         host = p.Seat(player=who.player, name=who.name)
 
-        def make(instances: list[str], code: str) -> tuple[RaceMachine, Transition]:
+        def make(code: str) -> tuple[RaceMachine, Transition]:
             return RaceMachine.create_rematch(
-                self.rules,
-                done.race,
-                seed=new_seed(),
-                host=host,
-                now_ms=self.clock.now_ms(),
-                origin=who.uid,
-                instances=instances,
+                self.rules, done.race, seed=new_seed(), host=host, now_ms=self.clock.now_ms()
             )
 
         opened = await self._open(who, done.race.rematch, make)
         if opened is None:
             return None
-        machine, step = opened
+        machine = opened[0]
         bots = done.bot_seats()
         strength = "medium"
         if bots:
@@ -316,12 +311,12 @@ class Races:
             machine.code, done.code, who.player, machine.race.game, machine.race.max_players,
             len(bots),
         )  # fmt: skip
-        replies = await self._opened(who, machine, step, len(bots), strength)
-        offer = done.offer(host, who.uid)
-        self.deliver([offer])
+        replies = await self._opened(who, opened, len(bots), strength)
+        offer = self.applier.events([done.offer(host)], who.uid)
+        self.deliver(offer)
         # The seats' players may be connected anywhere by now, not only where they raced.
         await self.store.publish(
-            await self.store.players_instances(offer.to), encode_events([offer])
+            await self.store.players_instances(offer[0].to), self.applier.payload(offer)
         )
         return replies
 
@@ -335,6 +330,7 @@ class Races:
                 return done(None)
             machine = RaceMachine(race, self.rules)
             step = machine.leave(player)
+            events = self._route(step)
             change = step.change
             if change is None:
                 if race.status == RaceStatus.LOBBY and player == race.host:
@@ -354,7 +350,7 @@ class Races:
                 else:
                     log.info("race %s: player %s left the lobby", code, player)
                 self._lobbies.pop(code)
-                self.deliver(step.events)
+                self.deliver(events)
 
             return Plan(left, lambda: self.store.write_race(change), missing=lambda: None)
 
@@ -401,6 +397,7 @@ class Races:
             step = machine.close(records, self.clock.now_ms(), ratings)
             if step is None:
                 return done(False)
+            events = self._route(step)
             change = step.change
             assert change is not None
 
@@ -415,7 +412,7 @@ class Races:
                     "all seats done" if all(r.finished for r in records) else "time limit",
                     ", ".join(f"{s.rank}. {s.player} {s.score}" for s in result.standings),
                 )
-                self.deliver(step.events)
+                self.deliver(events)
                 return True
 
             return Plan(closed, lambda: self.store.close_race(change, machine.deadline_ms()))
@@ -444,8 +441,7 @@ class Races:
 
     async def _ratings(self, race: RaceRecord) -> list[PlayerRating]:
         """The seats' ratings in the race's game as stored now (new players' unstored)."""
-        players = race.players()
-        stored = await self.store.ratings.load(race.game, players)
+        stored = await self.store.ratings.load(race.game, race.players())
         return [
             r if r is not None else new_rating(s.player, race.game, s.name)
             for s, r in zip(race.seats, stored, strict=True)
@@ -455,30 +451,48 @@ class Races:
         self,
         who: Who,
         code: str,
-        make: Callable[[list[str], str], tuple[RaceMachine, Transition]],
-    ) -> tuple[RaceMachine, Transition] | None:
+        make: Callable[[str], tuple[RaceMachine, Transition]],
+    ) -> tuple[RaceMachine, list[Event], Transition] | None:
         """Store the new race that `make` decides under `code` (given the instances where
         its host `who` is connected, this one first); None if the code is taken."""
         gid = race_gid(code, who.player)
         instances = await self.store.seat_player(who.player, gid)
-        machine, step = make([self.store.instance, *instances], code)
+        machine, step = make(code)
         assert step.change is not None
+        events = self._route(step, who.uid, [self.store.instance, *instances])
         if await self.store.write_race(step.change) is Written.APPLIED:
-            return machine, step
+            return machine, events, step
         await self.store.forget_player_games(who.player, [gid])
         return None
 
     async def _opened(
-        self, who: Who, machine: RaceMachine, step: Transition, bots: int, strength: str
+        self,
+        who: Who,
+        opened: tuple[RaceMachine, list[Event], Transition],
+        bots: int,
+        strength: str,
     ) -> list[p.Message]:
         """A race just stored: its events out, its bots seated; the host's replies."""
-        self.deliver(step.events)
+        machine, events, step = opened
+        self.deliver(events)
         race = machine.race
         if bots:
             race = await self._seat_bots(race, bots, strength, who.uid)
             step.replies[-1] = RaceMachine(race, self.rules).lobby()
         self._remember_lobby(race)
         return step.replies
+
+    def _route(
+        self, step: Transition, asker: str = "", instances: Sequence[str] = ()
+    ) -> list[Event]:
+        """The events of what `step` says, put in its write for the other instances (and
+        `instances`, where its players are, to hear the race from now on); delivered here
+        once the write is applied."""
+        events = self.applier.events(step.says, asker)
+        if step.change is not None:
+            step.change.payload = self.applier.payload(events)
+            step.change.instances = list(instances)
+        return events
 
     def _code(self, text: str) -> str:
         code = normalise_code(text, self.rules.code_length)
@@ -496,19 +510,20 @@ class Races:
                 # Back in a running race: it answers with where every seat stands.
                 records = await self.store.load_records(machine.gids())
                 games = [r for r in records if r is not None]
-                return done((machine.join(seat, origin, [], games, self.clock.now_ms()), machine))
+                return done((machine.join(seat, games, self.clock.now_ms()), machine))
             if machine.seated(seat.player) or race.status == RaceStatus.DONE:
-                return done((machine.join(seat, origin, []), machine))
+                return done((machine.join(seat), machine))
             instances: list[str] = []
             if not is_bot(seat.player):
                 gid = race_gid(code, seat.player)
                 instances = [self.store.instance, *await self.store.seat_player(seat.player, gid)]
-            step = machine.join(seat, origin, instances)
+            step = machine.join(seat)
+            events = self._route(step, origin, instances)
             change = step.change
             assert change is not None
 
             async def joined() -> tuple[Transition, RaceMachine]:
-                self.deliver(step.events)
+                self.deliver(events)
                 return step, machine
 
             return Plan(joined, lambda: self.store.write_race(change))

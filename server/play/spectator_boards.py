@@ -25,6 +25,7 @@ from engine.cards import CARD_IDS
 from server.store.events import SeatSeen
 
 EVERY_CARD = (1 << 52) - 1
+_BIT = tuple(1 << c for c in range(52))
 
 
 @dataclass(slots=True)
@@ -45,8 +46,10 @@ class SpectatorBoards:
         """The race's seats are now `players`: one never heard of has seen nothing yet."""
         self._seats = {pl: self._seats.get(pl) or Sight(EVERY_CARD, True) for pl in players}
 
-    def note(self, player: str, unseen: int, playing: bool) -> None:
-        """What `player`'s game now says (merged with what was noted before)."""
+    def note(self, player: str, cards: bytes, playing: bool) -> None:
+        """What `player`'s game now says: the cards it has never shown (engine.Game.unseen())
+        and whether it plays (merged with what was noted before)."""
+        unseen = sum(map(_BIT.__getitem__, set(cards)))
         sight = self._seats.get(player)
         if sight is None:
             self._seats[player] = Sight(unseen, playing)

@@ -19,7 +19,7 @@ class SeatSeen(msgspec.Struct, array_like=True):
     over: bool
     finished: bool
     elapsed_ms: int
-    unseen: int
+    unseen: bytes  # card ints, one byte each (engine.Game.unseen())
 
 
 class ForSpectators(msgspec.Struct, array_like=True):

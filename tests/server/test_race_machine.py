@@ -69,7 +69,7 @@ class RaceLife(RuleBasedStateMachine):
         machine, step = RaceMachine.create(
             RULES, code="ABCDEF", game=game, seed=seed, host=p.Seat("ann", "Ann"),
             max_players=max_players, time_limit_s=limit or None, now_ms=self.now,
-            origin="i.1", instances=["i"], spectators=spectators,
+            spectators=spectators,
         )  # fmt: skip
         assert step.replies[0] == p.Created(
             race="ABCDEF", game=game, max_players=max_players, time_limit_s=limit or None,
@@ -88,7 +88,7 @@ class RaceLife(RuleBasedStateMachine):
         status = m.race.status
         records = [live.record for live in self.games.values()]
         try:
-            step = m.join(p.Seat(who, who.title()), "i.2", ["i"], records, self.now)
+            step = m.join(p.Seat(who, who.title()), records, self.now)
         except p.Refused as refused:
             assert who not in before and status != RaceStatus.DONE
             if status != RaceStatus.LOBBY:
@@ -160,7 +160,8 @@ class RaceLife(RuleBasedStateMachine):
         assert m.race.host == (humans[0] if who == host else host)
         lobby = step.replies[0]
         assert isinstance(lobby, p.Lobby) and lobby.host == m.race.host
-        assert sorted(step.events[0].to) == sorted(others)
+        (say,) = step.says
+        assert sorted(say.to.players) == sorted(others) and say.messages == [lobby]
 
     @precondition(lambda self: self.machine is not None)
     @rule(who=st.sampled_from(PLAYERS))
@@ -169,7 +170,7 @@ class RaceLife(RuleBasedStateMachine):
         assert m is not None
         status = m.race.status
         try:
-            step = m.start(who, self.now, "i.1")
+            step = m.start(who, self.now)
         except p.Refused as refused:
             assert who != m.race.host or status != RaceStatus.LOBBY
             assert refused.code in (p.NOT_HOST, p.RACE_STARTED)
@@ -244,18 +245,18 @@ class RaceLife(RuleBasedStateMachine):
         assert [b.player for b in got] == seats and [g.player for g in progress] == seats
         # While it runs, no card that a seat still playing has not seen (engine's unseen,
         # itself checked against whole histories in tests/engine/test_engine_unseen.py).
-        withheld = 0
+        withheld: set[int] = set()
         if status == RaceStatus.RUNNING:
             for live in self.games.values():
                 if not live.record.finished:
-                    withheld |= live.game.unseen()
+                    withheld |= set(live.game.unseen())
         for board in got:
             assert isinstance(board, p.SeatBoard)
             live = self.games[board.player]
             view = msgspec.msgpack.decode(board.view)
             # The seat's own public view, less the cards withheld (counted face down), and
             # in full once the race is over; every face-down card stays face down.
-            may_show = {name for c, name in enumerate(NAMES) if not withheld >> c & 1}
+            may_show = {name for c, name in enumerate(NAMES) if c not in withheld}
             assert view == fair_view(live.game.view(), may_show) and board.n == live.n
             assert shown(view) <= may_show
             hidden = {c for code in live.game.HIDDEN for c in live.game.piles[code]}
@@ -320,9 +321,8 @@ class RaceLife(RuleBasedStateMachine):
         assert done is not None
         who = self._seated_person(asker)
         machine, step = RaceMachine.create_rematch(
-            RULES, done.race, seed=seed, host=p.Seat(who, who.title()), now_ms=self.now,
-            origin="i.1", instances=["i"],
-        )  # fmt: skip
+            RULES, done.race, seed=seed, host=p.Seat(who, who.title()), now_ms=self.now
+        )
         race, old = machine.race, done.race
         assert step.change is not None and step.change.expect_ver == MUST_NOT_EXIST
         assert race.code == self.rematch_code and race.seed == seed
@@ -332,7 +332,7 @@ class RaceLife(RuleBasedStateMachine):
         assert race.status == RaceStatus.LOBBY and machine.players() == [who]
         assert race.host == who and not race.rematch and not race.result_json
         for bot in done.bot_seats():
-            machine.join(bot, "i.1", ["i"])
+            machine.join(bot)
         assert [s.player for s in machine.bot_seats()] == [s.player for s in done.bot_seats()]
         self.machine, self.games, self.results = machine, {}, []
         self.rematch_code = None

@@ -113,3 +113,110 @@ async def test_a_race_and_a_practice_game_stored_before_versions_still_play(
         await ann.close()
         await bob.close()
         await r.aclose()
+
+
+# The flags the previous version (commit c671f45) wrote for each way a game ends, as its
+# game_machine.py and races.py left them: a won game over, a stuck one over, a resignation,
+# a race seat closed at its deadline (and a daily at midnight), one still in play.
+PREVIOUS_FLAGS = {
+    "won": {"finished": "1", "won": "1", "over": "1", "resigned": "0", "timed_out": "0"},
+    "stuck": {"finished": "1", "won": "0", "over": "1", "resigned": "0", "timed_out": "0"},
+    "resigned": {"finished": "1", "won": "0", "over": "0", "resigned": "1", "timed_out": "0"},
+    "timed_out": {"finished": "1", "won": "0", "over": "0", "resigned": "0", "timed_out": "1"},
+    "playing": {"finished": "0", "won": "0", "over": "0", "resigned": "0", "timed_out": "0"},
+}
+
+
+def test_games_stored_by_the_previous_version_read_as_one_outcome_and_write_back_the_same():
+    """Each end the previous version stored reads as one Outcome, and the record writes the
+    very fields it was read from: a game of either version reads the same in the other."""
+    from server.domain.outcome import Termination
+    from server.domain.records import GameRecord
+
+    want = {
+        "won": Termination.WON,
+        "stuck": Termination.STUCK,
+        "resigned": Termination.RESIGNED,
+        "timed_out": Termination.TIMED_OUT,
+        "playing": None,
+    }
+    for how, flags in PREVIOUS_FLAGS.items():
+        stored = old_game_hash("r.UPGR4D.ann", "race", "quatorze", 7, "ann", "ann", 1000,
+                               race=CODE, ver="3", **flags)  # fmt: skip
+        record = GameRecord.from_redis(stored, 4)
+        got = record.outcome.termination if record.outcome is not None else None
+        assert got == want[how], how
+        assert record.finished == (how != "playing") and record.won == (how == "won")
+        assert record.to_redis() == stored, how
+    # A daily attempt stored without `kind` (never written so, but read as its id says).
+    bare = old_game_hash("d.2026-01-02.quatorze.ann", "", "quatorze", 7, "ann", "ann", 1000)
+    del bare["kind"]
+    assert str(GameRecord.from_redis(bare, 0).kind) == "daily"
+
+
+async def test_a_running_race_stored_by_the_previous_version_is_watched_fairly(
+    server, redis_url, redis_namespace
+):
+    """A race the previous version started, seats far apart, one resigned: a spectator (and
+    a seat watching it, which that version refused) sees no card that the seat still
+    playing has not seen, and once it closes, the standings keep the resignation."""
+    keys = Keys(redis_namespace)
+    code = "UPGR4DWATCH2"
+    ann, bob, sam = [await Client.connect(server.ws_url) for _ in range(3)]
+    r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        pa = (await ann.hello("ann"))["player"]
+        pb = (await bob.hello("bob"))["player"]
+        await sam.hello("sam")
+        started = int(time.time() * 1000) - 60_000
+        game, seed = "doublets", 9
+        ahead = engine.new_game(game, seed)
+        played = []
+        for _ in range(12):
+            move = "deal" if "deal" in ahead.legal_moves() else sorted(ahead.legal_moves())[0]
+            ahead.play(move)
+            played.append(move)
+        await r.hset(keys.race_meta(code), mapping={
+            "code": code, "game": game, "seed": str(seed), "host": pa, "max_players": "8",
+            "time_limit_s": "0", "status": "running", "created_ms": str(started - 1000),
+            "starts_at_ms": str(started), "ends_at_ms": "0", "ver": "2",
+        })  # fmt: skip
+        await r.rpush(keys.race_seats(code), f"{pa}\tann", f"{pb}\tbob", "pc\tcy")
+        seats = {pa: ("ann", ahead, played, "playing"), pb: ("bob", None, [], "playing"),
+                 "pc": ("cy", None, [], "resigned")}  # fmt: skip
+        for player, (name, g, moves, how) in seats.items():
+            gid = race_gid(code, player)
+            dealt = g or engine.new_game(game, seed)
+            fields = old_game_hash(gid, "race", game, seed, player, name, started, race=code,
+                                   ver=str(1 + len(moves)), score=str(dealt.score),
+                                   moves=str(dealt.moves), **PREVIOUS_FLAGS[how])  # fmt: skip
+            if how == "resigned":
+                fields["finished_at_ms"] = str(started + 5000)
+            await r.hset(keys.game(gid).meta, mapping=fields)
+            if moves:
+                await r.rpush(keys.game(gid).moves, *moves)
+            await r.sadd(keys.player_games(player), gid)
+        await r.zadd(keys.running_index(), {code: started + 24 * 3600 * 1000})
+
+        # bob, still playing, has seen only the deal: the spectator and ann herself see
+        # nothing of ann's board that the deal did not show.
+        at_deal = {c for pile in engine.new_game(game, seed).view()["piles"].values()
+                   for c in pile}  # fmt: skip
+        for watcher in (sam, ann):
+            reply = await watcher.request({"t": "watch", "race": code})
+            assert reply["t"] == "lobby", reply
+            got = {m["player"]: m for m in await watcher.quiet(0.5) if m.get("t") == "seat"}
+            board = got[pa]["view"]
+            assert {c for pile in board["piles"].values() for c in pile} <= at_deal
+            assert sum(board["hidden"].values()) > sum(ahead.view()["hidden"].values())
+        for c, player in ((ann, pa), (bob, pb)):
+            final = await c.request({"t": "resign", "gid": race_gid(code, player)})
+            assert final["t"] == "state" and final["finished"], final
+        result = await sam.next("result", race=code)
+        rows = {s["player"]: s for s in result["standings"]}
+        assert rows["pc"]["resigned"] and rows[pa]["resigned"] and rows[pb]["resigned"]
+        assert rows[pa]["score"] == ahead.score
+    finally:
+        for c in (ann, bob, sam):
+            await c.close()
+        await r.aclose()

@@ -1,0 +1,83 @@
+"""What a decision says, to whom, and the one applier that encodes and routes it.
+
+The machines (race_machine.py, game_machine.py) and the services around them decide
+messages as typed values with a typed audience: a player (all their connections, or all
+but the asker's, who gets the reply instead), the race's seats, its spectators. No bytes,
+no connection or instance ids: those are the applier's business.
+
+`Applier.events` encodes each message once and makes the bus's events of them
+(server/store/events.py): the same list goes into the store's write, which relays it to
+the other instances atomically with the write, and, once the write is applied, to this
+instance's connections (the deliver function, server/edge/hub.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import protocol as p
+from server.store.events import Event, ForSpectators, encode_events
+
+Deliver = Callable[[list[Event]], None]
+
+
+# Named tuples: a move says two of these, and a frozen dataclass costs a setattr call per
+# field to build.
+
+
+class ToPlayers(NamedTuple):
+    """Every connection of these players; with `but_asker`, not the connection that asked
+    (it gets the reply instead)."""
+
+    players: Sequence[str]
+    but_asker: bool = False
+
+
+# The spectators of a race: the messages as they are, then the seats' boards (decided fair
+# where the spectators are: server/play/spectator_boards.py), its seats when they change,
+# `over` on its result. The bus carries it as it is.
+ToSpectators = ForSpectators
+
+
+class Say(NamedTuple):
+    """Messages for an audience (players' connections), and what the race's spectators
+    hear of them (`spectators`: the same messages, and their boards)."""
+
+    to: ToPlayers
+    messages: list[p.Message]
+    spectators: ToSpectators | None = None
+
+
+def to_player(player: str, *messages: p.Message, but_asker: bool = False) -> Say:
+    return Say(ToPlayers((player,), but_asker), list(messages))
+
+
+class Applier:
+    """Encodes what decisions say and routes it: the events for the store to relay and
+    for this instance to deliver."""
+
+    def __init__(self, deliver: Deliver) -> None:
+        self.deliver = deliver
+
+    @staticmethod
+    def events(says: Sequence[Say], asker: str = "") -> list[Event]:
+        """The events of `says`, each message encoded once; `asker` is the connection that
+        asked (skipped where an audience says `but_asker`)."""
+        out: list[Event] = []
+        encoded: dict[int, bytes] = {}  # id(message) -> its frame: one message, one encoding
+        encode = p.encode
+        for to, messages, spectators in says:
+            frames = []
+            for m in messages:
+                frame = encoded.get(id(m))
+                if frame is None:
+                    frame = encoded[id(m)] = encode(m)
+                frames.append(frame)
+            out.append(Event(list(to.players), frames, asker if to.but_asker else "", spectators))
+        return out
+
+    @staticmethod
+    def payload(events: list[Event]) -> bytes:
+        """The events as the store relays them to the other instances."""
+        return encode_events(events)
