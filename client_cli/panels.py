@@ -199,6 +199,12 @@ def result_lines(
             f"{s.score:>5} {s.moves:>5} {clock(s.time_ms):>7}"
         )
         lines.append([(style, text)])
+    mine = (result.rating or {}).get(me)
+    if mine is not None:
+        arrow = "→" if theme.unicode else "->"
+        change = mine.after - mine.before
+        lines += [[(label, "Your rating "), (strong, f"{mine.before} {arrow} {mine.after}"),
+                   (label, f" ({change:+d})")]]  # fmt: skip
     lines += [[], *replay_lines(result, me, theme, web)]
     if keys:
         status = theme.style("class:status")

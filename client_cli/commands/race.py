@@ -15,7 +15,7 @@ from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
 from client_cli.messages import ServerError
 from client_cli.play import Play
-from client_cli.runner import play_game
+from client_cli.runner import Context, play_game
 from client_cli.session import GameSession, Seat
 
 log = logging.getLogger(__name__)
@@ -166,7 +166,11 @@ def run_join(args: argparse.Namespace) -> int:
     code = race_code(args.code)
     if code is None:
         return 2
-    ctx = build_context(args)
+    return join_race(build_context(args), code)
+
+
+def join_race(ctx: Context, code: str) -> int:
+    """Play race `code` as a seat: join it (or come back to it) and play it to its end."""
     session = GameSession(kind="race", game="", race=code)
 
     async def setup(play: Play, conn: Connection) -> None:
