@@ -108,7 +108,7 @@ class App:
         self.bots = BotRunner(
             self.store, self.cache, self.moves, self.solver, self.clock, config, bot_races
         )
-        self.quick = Quick(self.store, self.races, self.clock, config, deliver)
+        self.quick = Quick(self.store, self.races, self.clock, config, deliver, self.metrics)
         self.presence = Presence(self.store, self.races, self.quick, config)
         self.practice = Practice(
             self.store,

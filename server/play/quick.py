@@ -21,6 +21,7 @@ import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.domain.ids import parse_gid
+from server.metrics import Metrics
 from server.domain.kinds import GameKind
 from server.play import ratings as rating_model
 from server.play.effects import Applier, to_player
@@ -38,13 +39,20 @@ Deliver = Callable[[list[Event]], None]
 
 class Quick:
     def __init__(
-        self, store: Store, races: Races, clock: Clock, config: Config, deliver: Deliver
+        self,
+        store: Store,
+        races: Races,
+        clock: Clock,
+        config: Config,
+        deliver: Deliver,
+        metrics: Metrics,
     ) -> None:
         self.store = store
         self.races = races
         self.clock = clock
         self.config = config
         self.deliver = deliver
+        self.metrics = metrics
         self.applier = Applier(deliver)
         self.rules = MatchRules(
             first_window=config.quick_first_window,
@@ -52,8 +60,6 @@ class Quick:
             max_players=config.quick_max_players,
             bot_after_s=config.quick_bot_after_s,
         )
-        self.rounds = 0
-        self.round_seconds = 0.0  # the matcher's decisions, summed over every round
 
     # ------------------------------------------------------------ requests
 
@@ -196,8 +202,7 @@ class Quick:
             return 0
         began = time.perf_counter()
         decided = match(entries, self.clock.now_ms(), self.rules)
-        self.round_seconds += time.perf_counter() - began
-        self.rounds += 1
+        self.metrics.quick_round_seconds.observe(time.perf_counter() - began)
         formed = 0
         for race in decided.races:
             if not await self.store.queue.take(race.players):
@@ -205,6 +210,7 @@ class Quick:
             seats = [p.Seat(player=w.player, name=w.name) for w in race.players]
             try:
                 await self.races.open_quick(race.game, seats, rated=True)
+                self.metrics.quick_races.labels("rated").inc()
                 formed += 1
             except p.Refused as exc:
                 log.error("quick race of %s not made: %s", [s.player for s in seats], exc)
@@ -225,6 +231,7 @@ class Quick:
                 await self.races.open_quick(
                     w.game, [p.Seat(player=w.player, name=w.name)], rated=False, bot=strength
                 )
+                self.metrics.quick_races.labels("bot").inc()
                 formed += 1
             except p.Refused as exc:
                 log.error("bot race for %s not made: %s", w.player, exc)
