@@ -71,28 +71,57 @@ def match(entries: Iterable[Waiting], now_ms: int, rules: MatchRules) -> Matches
 def _match_game(
     game: str, entries: list[Waiting], now_ms: int, rules: MatchRules, out: Matches
 ) -> None:
+    # Longest waiters first; each looks outwards from its own rating in the list sorted by
+    # rating, so a round costs about the players waiting times the seats of a race, not
+    # their square (a backlog must not slow the matcher down).
     waiting = sorted(entries, key=lambda e: (e.since_ms, e.player))
+    by_rating = sorted(entries, key=lambda e: (e.rating, e.since_ms, e.player))
+    where = {e.player: i for i, e in enumerate(by_rating)}
     taken: set[str] = set()
     for anchor in waiting:
         if anchor.player in taken:
             continue
         window = rules.window(now_ms - anchor.since_ms)
-        others = sorted(
-            (e for e in waiting if e.player not in taken and e.player != anchor.player),
-            key=lambda e: (abs(e.rating - anchor.rating), e.since_ms, e.player),
-        )
         seats = [anchor]
         low = high = anchor.rating
-        for other in others:
-            if len(seats) >= rules.max_players:
+        lo, hi = where[anchor.player] - 1, where[anchor.player] + 1
+        while len(seats) < rules.max_players:
+            while lo >= 0 and by_rating[lo].player in taken:
+                lo -= 1
+            while hi < len(by_rating) and by_rating[hi].player in taken:
+                hi += 1
+            down = by_rating[lo] if lo >= 0 else None
+            up = by_rating[hi] if hi < len(by_rating) else None
+            if down is None and up is None:
                 break
-            lo, hi = min(low, other.rating), max(high, other.rating)
-            if hi - lo <= window:
-                seats.append(other)
-                low, high = lo, hi
+            # The nearer rating first (then the longer waiter); a side whose nearest does
+            # not fit is done: the ones beyond it fit still less.
+            if up is None or (down is not None and _nearer(down, up, anchor.rating)):
+                if max(high, down.rating) - min(low, down.rating) > window:  # type: ignore[union-attr]
+                    lo = -1
+                    continue
+                pick, lo = down, lo - 1
+            else:
+                if max(high, up.rating) - min(low, up.rating) > window:
+                    hi = len(by_rating)
+                    continue
+                pick, hi = up, hi + 1
+            assert pick is not None
+            seats.append(pick)
+            taken.add(pick.player)
+            low, high = min(low, pick.rating), max(high, pick.rating)
         if len(seats) >= 2:
-            taken.update(s.player for s in seats)
+            taken.add(anchor.player)
             out.races.append(Formed(game, tuple(seats), window))
         elif now_ms - anchor.since_ms >= rules.bot_after_s * 1000:
             taken.add(anchor.player)
             out.bots.append(anchor)
+
+
+def _nearer(a: Waiting, b: Waiting, rating: int) -> bool:
+    """Whether `a` comes before `b` for a player of `rating`: nearer, then waiting longer."""
+    return (abs(a.rating - rating), a.since_ms, a.player) < (
+        abs(b.rating - rating),
+        b.since_ms,
+        b.player,
+    )

@@ -21,8 +21,8 @@ import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.domain.ids import parse_gid
-from server.metrics import Metrics
 from server.domain.kinds import GameKind
+from server.metrics import Metrics
 from server.play import ratings as rating_model
 from server.play.effects import Applier, to_player
 from server.play.matcher import MatchRules, Waiting, bot_strength, match
