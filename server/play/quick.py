@@ -25,9 +25,10 @@ from server.domain.kinds import GameKind
 from server.metrics import Metrics
 from server.play import ratings as rating_model
 from server.play.effects import Applier, to_player
-from server.play.matcher import MatchRules, Waiting, bot_strength, match
+from server.play.matcher import Formed, MatchRules, Waiting, bot_strength, match
 from server.play.players import Who
 from server.play.races import Races
+from server.store.errors import STORE_ERRORS, StoreUnavailable
 from server.store.events import Event
 from server.store.ratings import BoardRow
 from server.store.store import Store
@@ -203,44 +204,53 @@ class Quick:
         began = time.perf_counter()
         decided = match(entries, self.clock.now_ms(), self.rules)
         self.metrics.quick_round_seconds.observe(time.perf_counter() - began)
-        formed = 0
-        for race in decided.races:
-            if not await self.store.queue.take(race.players):
-                continue  # someone left or queued again meanwhile: next round decides again
-            seats = [p.Seat(player=w.player, name=w.name) for w in race.players]
-            try:
-                await self.races.open_quick(race.game, seats, rated=True)
-                self.metrics.quick_races.labels("rated").inc()
-                formed += 1
-            except p.Refused as exc:
-                log.error("quick race of %s not made: %s", [s.player for s in seats], exc)
-        for w in decided.bots:
-            if not await self.store.queue.take([w]):
-                continue
-            strength = bot_strength(w.rating)
-            await self._tell(
-                w.player, p.Queued(game=w.game, rating=w.rating, since_ms=w.since_ms, bot=strength)
-            )
-            log.info(
-                "player %s waited alone %d s: a %s bot",
-                w.player,
-                self.config.quick_bot_after_s,
-                strength,
-            )
-            try:
-                await self.races.open_quick(
-                    w.game, [p.Seat(player=w.player, name=w.name)], rated=False, bot=strength
-                )
-                self.metrics.quick_races.labels("bot").inc()
-                formed += 1
-            except p.Refused as exc:
-                log.error("bot race for %s not made: %s", w.player, exc)
-        return formed
+        # The races of a round have no player in common: they are made side by side, so a
+        # round takes about one race's round trips, not the sum of them all.
+        made = await asyncio.gather(
+            *(self._form(race) for race in decided.races),
+            *(self._bot_race(w) for w in decided.bots),
+        )
+        return sum(made)
+
+    async def _form(self, race: Formed) -> int:
+        if not await self.store.queue.take(race.players):
+            return 0  # someone left or queued again meanwhile: the next round decides again
+        seats = [p.Seat(player=w.player, name=w.name) for w in race.players]
+        try:
+            await self.races.open_quick(race.game, seats, rated=True)
+        except (p.Refused, *STORE_ERRORS, StoreUnavailable) as exc:
+            log.error("quick race of %s not made: %s", [s.player for s in seats], exc)
+            return 0
+        self.metrics.quick_races.labels("rated").inc()
+        return 1
+
+    async def _bot_race(self, w: Waiting) -> int:
+        if not await self.store.queue.take([w]):
+            return 0
+        strength = bot_strength(w.rating)
+        offer = p.Queued(game=w.game, rating=w.rating, since_ms=w.since_ms, bot=strength)
+        log.info(
+            "player %s waited alone %g s: a %s bot", w.player, self.config.quick_bot_after_s,
+            strength,
+        )  # fmt: skip
+        try:
+            await self._tell(w.player, offer)
+            seat = p.Seat(player=w.player, name=w.name)
+            await self.races.open_quick(w.game, [seat], rated=False, bot=strength)
+        except (p.Refused, *STORE_ERRORS, StoreUnavailable) as exc:
+            log.error("bot race for %s not made: %s", w.player, exc)
+            return 0
+        self.metrics.quick_races.labels("bot").inc()
+        return 1
 
     async def start_due(self) -> None:
-        for code in await self.store.queue.due_starts(self.clock.now_ms()):
+        async def start(code: str) -> None:
             if await self.races.autostart(code):
                 await self.store.queue.unschedule(code)
+
+        await asyncio.gather(
+            *(start(c) for c in await self.store.queue.due_starts(self.clock.now_ms()))
+        )
 
     async def _tell(self, player: str, message: p.Message) -> None:
         """An update for the player wherever they are connected."""

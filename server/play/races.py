@@ -9,6 +9,7 @@ Any instance may close a race: the store lets exactly one close go through.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
@@ -175,9 +176,11 @@ class Races:
         for _ in range(RETRIES):
             code = new_code(self.rules.code_length)
             instances: set[str] = {self.store.instance}
-            for seat in seats:
-                gid = race_gid(code, seat.player)
-                instances.update(await self.store.seat_player(seat.player, gid))
+            listed = await asyncio.gather(
+                *(self.store.seat_player(s.player, race_gid(code, s.player)) for s in seats)
+            )
+            for found in listed:
+                instances.update(found)
             machine, step = RaceMachine.create_quick(
                 self.rules,
                 code=code,
