@@ -71,10 +71,10 @@ async def wait_for_race(ctx: Context, game: str) -> str | None:
         while True:
             if not ctx.plain:
                 waited = int(time.monotonic() - began)
+                # One short line, rewritten in place: it must not wrap in 80 columns.
                 print(
-                    f"\rWaiting for a quick race of {title} as {welcome.name} "
-                    f"(rating {queued.rating})  {waited // 60}:{waited % 60:02d}  "
-                    "Ctrl-C leaves ",
+                    f"\rQuick {title} race for {welcome.name[:24]} ({queued.rating}): "
+                    f"waiting {waited // 60}:{waited % 60:02d}, Ctrl-C leaves",
                     end="",
                     flush=True,
                 )

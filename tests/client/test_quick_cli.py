@@ -24,7 +24,7 @@ def test_waiting_shows_a_timer_and_ctrl_c_leaves_the_queue(
 ) -> None:  # fmt: skip
     server = servers.start(env=QUICK)
     alice = terminals("alice", "--server", server.ws_url, "--name", "alice", "quick", "hopscotch")
-    alice.wait_for(r"Waiting for a quick race of Hopscotch as alice \(rating 1500\)  0:0\d")
+    alice.wait_for(r"Quick Hopscotch race for alice \(1500\): waiting 0:0\d, Ctrl-C leaves")
     alice.wait_for(r"0:0[2-9]")  # the timer moves
     r = redis.Redis.from_url(redis_url)
     entries = Keys(redis_namespace).queue_entries()
@@ -40,7 +40,7 @@ def test_two_players_race_a_quick_race_and_see_their_ratings(
 ) -> None:
     server = servers.start(env=QUICK)
     alice = terminals("alice", "--server", server.ws_url, "--name", "alice", "quick", "quatorze")
-    alice.wait_for(r"Waiting for a quick race")
+    alice.wait_for(r"Quick Quatorze race for alice")
     bob = terminals("bob", "--server", server.ws_url, "--name", "bob", "quick", "quatorze")
     # Matched, then the play screen with both seats once it starts by itself.
     for player in (alice, bob):
