@@ -28,7 +28,7 @@ from server.play.effects import Applier, to_player
 from server.play.matcher import Formed, MatchRules, Waiting, bot_strength, match
 from server.play.players import Who
 from server.play.races import Races
-from server.store.errors import STORE_ERRORS, StoreUnavailable
+from server.store.errors import STORE_ERRORS
 from server.store.events import Event
 from server.store.ratings import BoardRow
 from server.store.store import Store
@@ -218,7 +218,10 @@ class Quick:
         seats = [p.Seat(player=w.player, name=w.name) for w in race.players]
         try:
             await self.races.open_quick(race.game, seats, rated=True)
-        except (p.Refused, *STORE_ERRORS, StoreUnavailable) as exc:
+        except STORE_ERRORS as exc:  # StoreUnavailable, a Refused, among them
+            log.error("quick race of %s not made: %s", [s.player for s in seats], exc)
+            return 0
+        except p.Refused as exc:
             log.error("quick race of %s not made: %s", [s.player for s in seats], exc)
             return 0
         self.metrics.quick_races.labels("rated").inc()
@@ -237,7 +240,10 @@ class Quick:
             await self._tell(w.player, offer)
             seat = p.Seat(player=w.player, name=w.name)
             await self.races.open_quick(w.game, [seat], rated=False, bot=strength)
-        except (p.Refused, *STORE_ERRORS, StoreUnavailable) as exc:
+        except STORE_ERRORS as exc:
+            log.error("bot race for %s not made: %s", w.player, exc)
+            return 0
+        except p.Refused as exc:
             log.error("bot race for %s not made: %s", w.player, exc)
             return 0
         self.metrics.quick_races.labels("bot").inc()
