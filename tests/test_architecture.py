@@ -361,6 +361,12 @@ def test_no_import_circles_and_no_wrong_way_imports() -> None:
         pytest.fail("\n\n".join(report), pytrace=False)
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
 def test_the_graph_builder_sees_the_imports_it_must(tmp_path: Path) -> None:
     """On a small tree of its own: every kind of import counted, relative ones resolved,
     circles and wrong-way imports found. And on the real tree, a known import is seen."""
@@ -376,9 +382,7 @@ def test_the_graph_builder_sees_the_imports_it_must(tmp_path: Path) -> None:
         "pkg/sub/leaf.py": "from ..mid import x\nfrom .. import low as lower\n",
         "pkg/selfish.py": "import pkg.selfish\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     graph = build_graph(tmp_path, ("pkg",))
     seen = {(i.importer, i.target, i.how) for i in graph.imports}
     assert seen == {
@@ -432,9 +436,7 @@ def test_key_building_outside_the_store_is_caught(tmp_path: Path) -> None:
         "server/play/clean.py": "from server.store import store\n",
         "server/play/layout.py": "from server.store.keys import Keys\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
+    write_tree(tmp_path, files)
     graph = build_graph(tmp_path, ("server",))
     found = key_building(graph, tmp_path)
     assert sorted(f.split(":")[0] + ":" + f.split(":")[1] for f in found) == [

@@ -28,7 +28,7 @@ from server.play.game_machine import dealt_fields, elapsed_ms, timed_out
 from server.play.optimistic import Optimistic, Plan, done
 from server.play.players import Who
 from server.store.boards import ALL_TIME, Board, Result
-from server.store.errors import STORE_ERRORS
+from server.store.errors import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.metrics import Metrics
@@ -120,7 +120,10 @@ class DailyService:
         """Store a new attempt and list it among the player's games, in one atomic step (a
         second connection asking at the same moment must never see it half written)."""
         change = GameChange(record, MUST_NOT_EXIST, all_fields=True)
-        return await self.store.write_game(change, index_games=True) is Written.APPLIED
+        if await self.store.write_game(change, index_games=True) is not Written.APPLIED:
+            return False
+        await self.store.keep_player(record.player)  # a player who starts a game is kept
+        return True
 
     def _new_record(
         self, gid: str, player: str, name: str, game: str, date: dt.date, now_ms: int, seed: int
@@ -181,7 +184,7 @@ class DailyService:
         """
         try:
             await self.rank(record)
-        except STORE_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("daily %s: ranking deferred to the end of its day: %s", record.gid, exc)
 
     async def rank(self, record: GameRecord) -> None:

@@ -21,6 +21,7 @@ Behind a proxy every client would share the proxy's address: connections from a
 
 from __future__ import annotations
 
+import datetime as dt
 import http
 import ipaddress
 import logging
@@ -193,8 +194,7 @@ class NewPlayers:
         (rate_limited) if it has made its allowance."""
         if not (self.per_hour or self.per_day):
             return
-        now_ms = self.clock.now_ms()
-        limit = await self.store.take_new_player(address, self.per_hour, self.per_day, now_ms)
+        limit = await self._count(address, 1)
         if not limit:
             return
         self.metrics.players_refused.labels(f"{limit}_limit").inc()
@@ -215,5 +215,15 @@ class NewPlayers:
     async def give_back(self, address: str) -> None:
         """A player counted by `take` was not made after all (its hello was refused)."""
         if self.per_hour or self.per_day:
-            now_ms = self.clock.now_ms()
-            await self.store.take_new_player(address, self.per_hour, self.per_day, now_ms, -1)
+            await self._count(address, -1)
+
+    async def _count(self, address: str, step: int) -> str:
+        """Count `step` players made from `address` today (UTC) and this hour."""
+        now_ms = self.clock.now_ms()
+        now = dt.datetime.fromtimestamp(now_ms / 1000, dt.UTC)
+        # Kept while it says anything: a full bucket again (an hour), the day's end.
+        end_of_day = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
+        ttl_ms = max(3_600_000, int((end_of_day - now).total_seconds() * 1000)) + 60_000
+        return await self.store.take_new_player(
+            address, self.per_hour, self.per_day, now_ms, now.date().isoformat(), ttl_ms, step
+        )

@@ -46,7 +46,7 @@ import engine
 import protocol as p
 from server.edge import pages
 from server.edge.origin import origin_allowed
-from server.edge.pages import replay as replay_page
+from server.edge.pages import replay_page
 from server.edge.pages.race import render_race
 from server.edge.pages.ratings import render_ratings
 from server.edge.webclient import WebClient

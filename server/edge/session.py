@@ -29,7 +29,7 @@ from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.metrics import Metrics
 from server.play.players import Players, Who
 from server.play.presence import Presence
-from server.store.errors import STORE_ERRORS
+from server.store.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -211,11 +211,11 @@ class Session:
             return True
         except ConnectionClosed:
             raise
+        except StoreUnavailable as exc:
+            log.warning("player %s: store unavailable: %s", self.player, exc)
+            self.send(exc.reply(request.id))
         except p.Refused as refused:
             self.send(refused.reply(request.id))
-        except STORE_ERRORS as exc:
-            log.warning("player %s: store unavailable: %s", self.player, exc)
-            self.error(p.UNAVAILABLE, "the store is unavailable; try again", request.id)
         except Exception:
             log.exception("player %s: %s failed", self.player, type(request).__name__)
             self.error(p.INTERNAL, "internal error", request.id)
@@ -239,7 +239,7 @@ class Session:
             # No player was made (a taken name, a wrong version, the store failing).
             try:
                 await ctx.new_players.give_back(address)
-            except STORE_ERRORS as exc:
+            except StoreUnavailable as exc:
                 log.warning("connection %s: new player of %s not given back: %s",
                             self.uid, address, exc)  # fmt: skip
             raise

@@ -97,7 +97,7 @@ def timed_out(rec: GameRecord, end_ms: int) -> GameRecord:
     return rec.evolve(outcome=TIMED_OUT, finished_at_ms=end_ms, ver=rec.ver + 1)
 
 
-@dataclass
+@dataclass(slots=True)
 class LiveGame:
     """A record with its replayed engine game, as a process caches it.
 

@@ -69,7 +69,6 @@ class Moves:
         self.races = races
         self.clock = clock
         self.metrics = metrics
-        self.deliver = deliver
         self.rules = rules or GameRules()
         self.runner = Optimistic(RETRIES)
         self.daily = daily
@@ -101,15 +100,18 @@ class Moves:
     ) -> list[p.Message]:
         """A move (`n` given) or a resignation (`n` None) on one of `who`'s games: the
         replies (the game's new state). Raises Refused."""
-        if parse_gid(gid) is None:
-            raise p.Refused(p.NOT_FOUND, "no such game")
         async with self.cache.lock(gid):
             # Again only if the stored game moved on meanwhile (the runner's STALE).
-            state = await self.runner.run(
-                f"game {gid}",
-                lambda: self._attempt(who, gid, re, n, move),
-                exhausted=_kept_changing,
-            )
+            try:
+                state = await self.runner.run(
+                    f"game {gid}",
+                    lambda: self._attempt(who, gid, re, n, move),
+                    exhausted=_kept_changing,
+                )
+            except StoreUnavailable as exc:
+                self.cache.evict(gid)  # the move may or may not be stored: read it again
+                log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
+                raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
         return [state]
 
     async def _attempt(
@@ -120,6 +122,8 @@ class Moves:
         live = cache.peek(gid)
         if live is None or (n is not None and n != live.n):
             # Not cached, or our copy may be behind (a move through another process).
+            if parse_gid(gid) is None:
+                raise p.Refused(p.NOT_FOUND, "no such game")
             live = await cache.get(gid, fresh=True)
         if live is None or live.record.player != who.player:
             raise p.Refused(p.NOT_FOUND, "no such game")
@@ -165,18 +169,8 @@ class Moves:
         events = self.applier.events(says, who.uid)
         payload = self.applier.payload(events)
 
-        async def write() -> Written:
-            try:
-                written = await self.store.write_move(
-                    record, move, expect_ver, payload, decision.snapshot
-                )
-            except StoreUnavailable as exc:
-                cache.evict(gid)  # the move may or may not be stored: read it again next time
-                log.warning("game %s of player %s: store failed: %s", gid, who.player, exc)
-                raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
-            if written is Written.STALE:
-                cache.evict(gid)  # the stored game moved on: this copy is behind it
-            return written
+        def write() -> Awaitable[Written]:  # the group commit's future, as it is
+            return self.store.write_move(record, move, expect_ver, payload, decision.snapshot)
 
         async def answered() -> p.State:
             self._stored(after, move)
@@ -185,12 +179,15 @@ class Moves:
                 # for the board next and must find the attempt on it.
                 await self.daily.finished(record)
             state.re = re
-            self.deliver(events)
+            self.applier.deliver(events)
             if record.finished and record.kind is GameKind.RACE:
                 await self.races.close_if_due(record.race)
             return state
 
-        return Plan(answered, write, missing=_no_such_game)
+        def stale() -> None:
+            cache.evict(gid)  # the stored game moved on: this copy is behind it
+
+        return Plan(answered, write, missing=_no_such_game, stale=stale)
 
     async def _again(self, gid: str, re: int | None) -> p.State:
         """The answer to a move applied before: the game's state as the store has it."""

@@ -41,11 +41,13 @@ Interpose = Callable[[str, int], Awaitable[None]]
 class Plan(Generic[T]):
     """One attempt's decision: `write` to make (None: nothing to store), then `then` for the
     answer once it is applied (or at once without a write); `missing` answers when the store
-    finds the record gone (None: the runner refuses as `not_found`)."""
+    finds the record gone (None: the runner refuses as `not_found`); `stale` is told when it
+    finds it changed, before the next attempt."""
 
     then: Callable[[], Awaitable[T]]
     write: Write | None = None
     missing: Callable[[], T] | None = None
+    stale: Callable[[], None] | None = None  # told that the write found the record changed
 
 
 async def answer(value: T) -> T:
@@ -97,6 +99,8 @@ class Optimistic:
                 if plan.missing is not None:
                     return plan.missing()
                 raise p.Refused(p.NOT_FOUND, f"no {what}")
+            if plan.stale is not None:
+                plan.stale()
             log.debug("%s changed before our write (attempt %d of %d)", what, n + 1, bound)
         log.warning("%s kept changing: gave up after %d attempts", what, bound)
         if exhausted is not None:

@@ -66,7 +66,7 @@ class Practice:
         self.solver = solver
         self.clock = clock
         self.config = config
-        self.deliver = deliver
+        self.applier = Applier(deliver)
         self.metrics = metrics
 
     async def practice(self, who: Who, msg: p.Practice) -> list[p.Message]:
@@ -84,7 +84,8 @@ class Practice:
         )
         ttl = self.config.practice_ttl_s
         change = GameChange(record, MUST_NOT_EXIST, all_fields=True)
-        await self.store.write_game(change, index_games=True, ttl_s=ttl)
+        if await self.store.write_game(change, index_games=True, ttl_s=ttl) is Written.APPLIED:
+            await self.store.keep_player(who.player)  # a player who starts a game is kept
         # The player's other practice games get the same time to live (a move list is made
         # by the first move, without one).
         older = [g for g in await self.store.player_games(who.player) if g != gid and _practice(g)]
@@ -133,7 +134,7 @@ class Practice:
                 self.cache.adopt(undone)
                 log.debug("practice game %s: move %d undone", gid, live.n)
                 state.re = msg.id
-                self.deliver(events)
+                self.applier.deliver(events)
                 return state
 
             return Plan(undone_now, write, missing=_changed)

@@ -22,7 +22,7 @@ from server.domain.kinds import GameKind
 from server.play.players import Who
 from server.play.quick import Quick
 from server.play.races import Races
-from server.store.errors import STORE_ERRORS
+from server.store.errors import StoreUnavailable
 from server.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class Presence:
                 await self.quick.leave(who.player)
             for code in codes:
                 await self.races.leave(code, who.player)
-        except STORE_ERRORS as exc:
+        except StoreUnavailable as exc:
             log.warning("player %s: store unavailable after a disconnect: %s", who.player, exc)
 
     async def is_connected(self, player: str) -> bool:

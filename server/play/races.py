@@ -62,7 +62,6 @@ class Races:
         self.clock = clock
         self.config = config
         self.rules = RaceRules.from_config(config)
-        self.deliver = deliver
         self.applier = Applier(deliver)
         self.runner = Optimistic(RETRIES)
         self.bot_races = bot_races
@@ -153,7 +152,7 @@ class Races:
         # The starter's first move needs neither its game nor the seats from the store.
         self.cache.adopt(next(live for live in step.dealt if live.record.player == who.player))
         self._seats.put(code, players)
-        self.deliver(events)
+        self.applier.deliver(events)
         if step.dealt[0].record.over:  # a deal with no move at all: over at once
             await self.close_if_due(code)
         if any(is_bot(pl) for pl in players):
@@ -316,7 +315,7 @@ class Races:
         )  # fmt: skip
         replies = await self._opened(who, opened, len(bots), strength)
         offer = self.applier.events([done.offer(host)], who.uid)
-        self.deliver(offer)
+        self.applier.deliver(offer)
         # The seats' players may be connected anywhere by now, not only where they raced.
         await self.store.publish(
             await self.store.players_instances(offer[0].to), self.applier.payload(offer)
@@ -353,7 +352,7 @@ class Races:
                 else:
                     log.info("race %s: player %s left the lobby", code, player)
                 self._lobbies.pop(code)
-                self.deliver(events)
+                self.applier.deliver(events)
 
             return Plan(left, lambda: self.store.write_race(change), missing=lambda: None)
 
@@ -415,7 +414,7 @@ class Races:
                     "all seats done" if all(r.finished for r in records) else "time limit",
                     ", ".join(f"{s.rank}. {s.player} {s.score}" for s in result.standings),
                 )
-                self.deliver(events)
+                self.applier.deliver(events)
                 return True
 
             return Plan(closed, lambda: self.store.close_race(change, machine.deadline_ms()))
@@ -459,7 +458,7 @@ class Races:
         """Store the new race that `make` decides under `code` (given the instances where
         its host `who` is connected, this one first); None if the code is taken."""
         gid = race_gid(code, who.player)
-        instances = await self.store.seat_player(who.player, gid)
+        instances = await self._seat(who.player, gid)
         machine, step = make(code)
         assert step.change is not None
         events = self._route(step, who.uid, [self.store.instance, *instances])
@@ -477,13 +476,21 @@ class Races:
     ) -> list[p.Message]:
         """A race just stored: its events out, its bots seated; the host's replies."""
         machine, events, step = opened
-        self.deliver(events)
+        self.applier.deliver(events)
         race = machine.race
         if bots:
             race = await self._seat_bots(race, bots, strength, who.uid)
             step.replies[-1] = RaceMachine(race, self.rules).lobby()
         self._remember_lobby(race)
         return step.replies
+
+    async def _seat(self, player: str, gid: str) -> list[str]:
+        """List a seat's game among the player's games (the store, before the seat is
+        written); a player who starts a game is kept (their keys no longer expire). The
+        other instances where they are connected."""
+        listed = await self.store.seat_player(player, gid)
+        await self.store.keep_player(player, listed.meta_ttl_ms)
+        return listed.instances
 
     def _route(
         self, step: Transition, asker: str = "", instances: Sequence[str] = ()
@@ -519,14 +526,14 @@ class Races:
             instances: list[str] = []
             if not is_bot(seat.player):
                 gid = race_gid(code, seat.player)
-                instances = [self.store.instance, *await self.store.seat_player(seat.player, gid)]
+                instances = [self.store.instance, *await self._seat(seat.player, gid)]
             step = machine.join(seat)
             events = self._route(step, origin, instances)
             change = step.change
             assert change is not None
 
             async def joined() -> tuple[Transition, RaceMachine]:
-                self.deliver(events)
+                self.applier.deliver(events)
                 return step, machine
 
             return Plan(joined, lambda: self.store.write_race(change))

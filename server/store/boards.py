@@ -37,6 +37,7 @@ import msgspec
 from protocol.limits import DEFAULT_LIMITS
 from protocol.messages import Entry
 from server.store import scripts
+from server.store.errors import unavailable_on_failure
 from server.store.keys import Keys
 
 SCORE_BITS = 6
@@ -129,6 +130,7 @@ def _strip_seq(value: bytes | str) -> bytes:
     return raw[SEQ_DIGITS:]
 
 
+@unavailable_on_failure
 class LeaderboardStore:
     """Reads and writes day boards and all-time boards on a redis.asyncio client."""
 

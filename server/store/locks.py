@@ -13,7 +13,10 @@ from typing import Any
 from redis.asyncio.lock import Lock
 from redis.exceptions import LockError
 
+from server.store.errors import unavailable_on_failure
 
+
+@unavailable_on_failure
 class Lease:
     """A lock held while its holder renews it (non-blocking: taken now or not at all)."""
 

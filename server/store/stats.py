@@ -31,6 +31,7 @@ from server.store.boards import (
     Result,
     day_number,
 )
+from server.store.errors import unavailable_on_failure
 from server.store.keys import Keys
 
 
@@ -39,6 +40,7 @@ def current(run_length: int, run_end: int, today: dt.date) -> int:
     return run_length if run_end >= day_number(today) - 1 else 0
 
 
+@unavailable_on_failure
 class StatsStore:
     """Counts finished daily attempts into players' stats and the all-time boards."""
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import hashlib
 import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -28,7 +27,7 @@ from server.domain.records import GameRecord, RaceRecord, seat_entry, seat_from_
 from server.lru import LRU
 from server.store import scripts
 from server.store.boards import LeaderboardStore
-from server.store.errors import STORE_ERRORS, StoreUnavailable
+from server.store.errors import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.group_commit import GroupCommit
 from server.store.keys import GameKeys, Keys
 from server.store.locks import Lease
@@ -72,6 +71,12 @@ def new_player_id() -> str:
     return secrets.token_hex(8)
 
 
+class SeatListed(NamedTuple):
+    instances: list[str]  # the player's other instances
+    meta_ttl_ms: int  # the PTTL of the player's meta (-1: kept, -2: gone)
+
+
+@unavailable_on_failure
 class Store:
     """Everything the server keeps in Redis about players, races and games."""
 
@@ -276,16 +281,20 @@ class Store:
         await self.redis.sadd(self.keys.name_sharers(folded), player)
 
     async def take_new_player(
-        self, address: str, per_hour: int, per_day: int, now_ms: int, step: int = 1
+        self,
+        address: str,
+        per_hour: int,
+        per_day: int,
+        now_ms: int,
+        day: str,
+        ttl_ms: int,
+        step: int = 1,
     ) -> str:
         """Count a player made from client `address` against its allowance of `per_hour`
-        and `per_day` (0: none) for every instance: '' if it may, else the limit that
-        refuses ('hour' or 'day'). A step of -1 gives one back. The NEW_PLAYER script."""
-        now = dt.datetime.fromtimestamp(now_ms / 1000, dt.UTC)
-        # Kept while it says anything: a full bucket again (an hour), the day's end.
-        end_of_day = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
-        ttl_ms = max(3_600_000, int((end_of_day - now).total_seconds() * 1000)) + 60_000
-        args = [now_ms, per_hour, per_day, now.date().isoformat(), step, ttl_ms]
+        and `per_day` (0: none) for every instance, the day being `day` and the count kept
+        `ttl_ms`: '' if it may, else the limit that refuses ('hour' or 'day'). A step of -1
+        gives one back. The NEW_PLAYER script."""
+        args = [now_ms, per_hour, per_day, day, step, ttl_ms]
         try:
             return str(await self._new_player(keys=[self.keys.new_players(address)], args=args))
         except STORE_ERRORS as exc:
@@ -294,17 +303,17 @@ class Store:
     async def player_games(self, player: str) -> list[str]:
         return sorted(await self.redis.smembers(self.keys.player_games(player)))
 
-    async def seat_player(self, player: str, gid: str) -> list[str]:
+    async def seat_player(self, player: str, gid: str) -> SeatListed:
         """Lists a seat's game among the player's games, before the seat itself is written
-        (a crash in between must not hide the seat), and returns the other instances where
-        the player is connected: the race's events must reach them too."""
+        (a crash in between must not hide the seat): the other instances where the player
+        is connected (the race's events must reach them too), and the player's meta's PTTL
+        (for keep_player)."""
         pipe = self.redis.pipeline(transaction=False)
         pipe.sadd(self.keys.player_games(player), gid)
         pipe.smembers(self.keys.player_interest(player))
         pipe.pttl(self.keys.player_meta(player))
         _, instances, meta_ttl_ms = await pipe.execute()
-        await self.keep_player(player, meta_ttl_ms)
-        return sorted(set(instances) - {self.instance})
+        return SeatListed(sorted(set(instances) - {self.instance}), int(meta_ttl_ms))
 
     async def forget_player_games(self, player: str, gids: Sequence[str]) -> None:
         if gids:
@@ -543,10 +552,7 @@ class Store:
                 batch.command("EXPIRE", keys.moves, ttl_s)
                 batch.command("EXPIRE", keys.snaps, ttl_s)
         batch.relay_to(keys.interest, payload)
-        status = await self.apply(batch)
-        if index_games and status is Written.APPLIED:
-            await self.keep_player(record.player)
-        return status
+        return await self.apply(batch)
 
     async def expire_games(self, gids: Sequence[str], ttl_s: int) -> None:
         """Give games (records, move lists and snapshots) a time to live."""

@@ -17,7 +17,7 @@ from server.app import App
 from server.config import Config
 from server.domain.ids import race_gid
 from server.play.players import Who
-from server.store.keys import Keys
+from server.store.keys import GameKeys, Keys
 
 GAME, SEED = "bakers_game", 11
 
@@ -141,12 +141,18 @@ async def test_a_move_made_meanwhile_through_another_server_is_answered_once(app
     assert cached is not None and cached.n == 1
 
 
+async def seat_keys(app: App, namespace: str) -> tuple[Who, str, str, GameKeys]:
+    """ann alone in a running race: her seat, its gid, a legal move and its keys."""
+    ann = who("ann", app)
+    _code, gid, move = await started(app, ann)
+    keys = Keys(namespace).game(gid)
+    assert keys is not None
+    return ann, gid, move, keys
+
+
 async def test_a_move_on_a_game_gone_before_the_write_is_not_found(apps, raw, redis_namespace):
     one, _two = apps
-    ann = who("ann", one)
-    _code, gid, move = await started(one, ann)
-    keys = Keys(redis_namespace).game(gid)
-    assert keys is not None
+    ann, gid, move, keys = await seat_keys(one, redis_namespace)
 
     async def gone(what: str, attempt: int) -> None:
         assert what == f"game {gid}"
@@ -160,10 +166,7 @@ async def test_a_move_on_a_game_gone_before_the_write_is_not_found(apps, raw, re
 
 async def test_a_game_that_keeps_changing_is_refused_as_unavailable(apps, raw, redis_namespace):
     one, _two = apps
-    ann = who("ann", one)
-    _code, gid, move = await started(one, ann)
-    keys = Keys(redis_namespace).game(gid)
-    assert keys is not None
+    ann, gid, move, keys = await seat_keys(one, redis_namespace)
     attempts: list[int] = []
 
     async def bump(what: str, attempt: int) -> None:
