@@ -1,4 +1,5 @@
-"""Fixtures of the deploy tests: a local Redis Cluster of real valkey-server processes.
+"""Fixtures of the deploy tests: a local Redis Cluster of real valkey-server processes, and the
+container images (podman_images.py) for the tests that run the server's image.
 
 Three masters (no replicas) on free loopback ports, each an `EmbeddedRedis` with cluster
 mode on, joined and given their slots by the command deploy/compose.redis-cluster.yml runs
@@ -19,6 +20,9 @@ from pathlib import Path
 import pytest
 import redis
 import yaml
+from deploy_files import ROOT
+from podman_images import ContainerImages, base_image, server_image, standin_images
+from support.podman import podman_engine
 
 from server.store.embedded import EmbeddedRedis, valkey_server_binary
 
@@ -198,3 +202,18 @@ class LocalRedisCluster:
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRedisCluster]:
     with LocalRedisCluster(root=tmp_path_factory.mktemp("cluster")) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def container_images() -> Iterator[ContainerImages]:
+    """Made once per run (the base and the stand-ins come from podman's store when an earlier
+    run made them from the same inputs); a skip with the reason where podman cannot run."""
+    engine = podman_engine()
+    base = base_image(engine)
+    engine = engine.able_to_run(base)
+    try:
+        compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+        tag = compose["services"]["server"]["image"]
+        yield ContainerImages(engine, base, server_image(engine, base, tag), standin_images(engine))
+    finally:
+        engine.forget_runtime_wrapper()

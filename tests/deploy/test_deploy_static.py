@@ -285,6 +285,24 @@ def test_compose_health_checks_and_start_order(compose: dict) -> None:
     assert "ping" in " ".join(services["redis"]["healthcheck"]["test"])
 
 
+def test_compose_health_checks_read_alike_by_every_engine(compose: dict) -> None:
+    """podman 4.3's Docker-compatible API splits the items of an exec-form (CMD) health check
+    at their spaces (`python -c "import ..."` arrives as separate words): so every check is a
+    shell string, or exec form with no item holding a space."""
+    override = yaml.safe_load(CLUSTER_OVERRIDE.read_text())
+    for name, svc in [*compose["services"].items(), *override["services"].items()]:
+        if "healthcheck" not in svc:
+            continue
+        test = svc["healthcheck"]["test"]
+        if isinstance(test, str):
+            continue  # compose makes it CMD-SHELL
+        assert test[0] in ("CMD", "CMD-SHELL"), name
+        if test[0] == "CMD":
+            assert not any(" " in item for item in test[1:]), name
+        else:
+            assert len(test) == 2, f"{name}: CMD-SHELL takes one string"
+
+
 def test_compose_runs_the_server_without_privileges(compose: dict) -> None:
     for name, svc in server_services(compose).items():
         assert "user" not in svc and not svc.get("privileged"), name

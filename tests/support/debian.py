@@ -1,5 +1,5 @@
-"""Outside tools that some tests need (Chromium, fc-solve, HAProxy, docker-compose), taken
-from Debian's packages.
+"""Outside tools that some tests need (Chromium, fc-solve, HAProxy, docker-compose, podman),
+taken from Debian's packages.
 
 A fresh machine may lack them. When we run as root with apt-get at hand (as CI does), the
 test setup installs the package; otherwise the calling test is skipped with the reason, so a
@@ -18,17 +18,21 @@ INSTALL_TIMEOUT_S = 900
 LOCK_WAIT_S = 600
 
 
-def _install(package: str) -> str | None:
-    """Install `package`; the reason it could not be installed, or None."""
+def _install(*packages: str, recommends: bool = True) -> str | None:
+    """Install `packages`; the reason they could not be installed, or None."""
+    named = " ".join(packages)
     if shutil.which("apt-get") is None:
-        return f"there is no apt-get to install {package}"
+        return f"there is no apt-get to install {named}"
     if os.geteuid() != 0:
-        return f"install it with: sudo apt-get install -y {package}"
+        return f"install it with: sudo apt-get install -y {named}"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     # Another apt-get (a second test process, a package being installed by hand) may hold
     # dpkg's lock for a while: wait for it rather than skip a test that could have run.
     lock_wait = ["-o", f"DPkg::Lock::Timeout={LOCK_WAIT_S}"]
-    install = ["apt-get", *lock_wait, "install", "-y", "-qq", package]
+    install = ["apt-get", *lock_wait, "install", "-y", "-qq"]
+    if not recommends:
+        install.append("--no-install-recommends")
+    install += packages
     done = subprocess.run(
         install, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
     )
@@ -40,8 +44,29 @@ def _install(package: str) -> str | None:
             install, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
         )
     if done.returncode != 0:
-        return f"apt-get install {package} failed: {done.stderr.strip()[-300:]}"
+        return f"apt-get install {named} failed: {done.stderr.strip()[-300:]}"
     return None
+
+
+def installed(package: str) -> bool:
+    done = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${Status}", package], capture_output=True, text=True
+    )
+    return done.returncode == 0 and done.stdout.endswith(" installed")
+
+
+def debian_packages(*packages: str) -> None:
+    """Make sure Debian's `packages` are installed (only them: no recommended extras); else a
+    skip with the reason."""
+    if shutil.which("dpkg-query") is None:
+        pytest.skip(f"not a Debian system: cannot install {' '.join(packages)}")
+    missing = [p for p in packages if not installed(p)]
+    if not missing:
+        return
+    reason = _install(*missing, recommends=False)
+    still = [p for p in missing if not installed(p)]
+    if still:
+        pytest.skip(f"{' '.join(still)} missing ({reason or 'apt-get installed nothing'})")
 
 
 def debian_tool(binary: str, package: str) -> str:
