@@ -52,7 +52,6 @@ class Quick:
         self.races = races
         self.clock = clock
         self.config = config
-        self.deliver = deliver
         self.metrics = metrics
         self.applier = Applier(deliver)
         self.rules = MatchRules(
@@ -261,7 +260,7 @@ class Quick:
     async def _tell(self, player: str, message: p.Message) -> None:
         """An update for the player wherever they are connected."""
         events = self.applier.events([to_player(player, message)])
-        self.deliver(events)
+        self.applier.deliver(events)
         await self.store.publish(
             await self.store.players_instances([player]), self.applier.payload(events)
         )

@@ -176,7 +176,7 @@ class Races:
             code = new_code(self.rules.code_length)
             instances: set[str] = {self.store.instance}
             listed = await asyncio.gather(
-                *(self.store.seat_player(s.player, race_gid(code, s.player)) for s in seats)
+                *(self._seat(s.player, race_gid(code, s.player)) for s in seats)
             )
             for found in listed:
                 instances.update(found)
@@ -203,7 +203,7 @@ class Races:
                 await self.store.forget_player_games(seat.player, [race_gid(code, seat.player)])
         else:
             raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
-        self.deliver(events)
+        self.applier.deliver(events)
         race = machine.race
         if bot:
             race = await self._seat_bots(race, 1, bot, "")
@@ -244,7 +244,7 @@ class Races:
         players = machine.players()
         log.info("race %s started by itself with %d seats", code, len(players))
         self._seats.put(code, players)
-        self.deliver(events)
+        self.applier.deliver(events)
         if step.dealt[0].record.over:
             await self.close_if_due(code)
         if any(is_bot(pl) for pl in players):
