@@ -3,7 +3,10 @@
     .venv/bin/python bench/queue.py [--players 10000] [--rate 50] [--baseline-pairs 100]
 
 1. Starts its own embedded valkey-server (so that INFO commandstats counts this bench's
-   server alone) and one real `solitaire-server` process on a free port.
+   server alone), with appendfsync everysec: the queue and the matcher are measured, not
+   the disk (with `always`, every write waits for an fsync, which on a shared machine's
+   disk takes whatever the other tenants leave), and one real `solitaire-server` process
+   on a free port.
 2. Baseline, in the same run: --baseline-pairs pairs of players race the usual way (hello,
    `create`, `join`, `start`): the store's commands per player.
 3. --players players arrive at --rate a second, spread over the four games, each on a
@@ -53,6 +56,7 @@ from server.store.embedded import EmbeddedRedis, free_port  # noqa: E402
 from server.store.keys import Keys  # noqa: E402
 
 GAMES = ["bakers_game", "doublets", "hopscotch", "quatorze"]
+MATCHED_TIMEOUT_S = 120.0  # a player still unmatched then counts as failed
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -142,7 +146,7 @@ async def arrivals(
                 queued = await pl.request({"t": "queue", "game": game})
                 assert queued["t"] == "queued", queued
                 queued_rtt.append(time.perf_counter() - began)
-                await pl.next("matched")
+                await asyncio.wait_for(pl.next("matched"), MATCHED_TIMEOUT_S)
                 waits.append(time.perf_counter() - began)
         except Exception as exc:  # counted and said: a bench reports, it does not stop
             failures += 1
@@ -195,7 +199,10 @@ async def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     ns = f"bq{uuid.uuid4().hex[:8]}"
-    with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp) / "valkey") as valkey:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        EmbeddedRedis(Path(tmp) / "valkey", fsync="everysec") as valkey,
+    ):
         port = free_port()
         env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")},

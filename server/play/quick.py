@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import protocol as p
 from server.clock import Clock
@@ -217,11 +217,9 @@ class Quick:
         seats = [p.Seat(player=w.player, name=w.name) for w in race.players]
         try:
             await self.races.open_quick(race.game, seats, rated=True)
-        except STORE_ERRORS as exc:  # StoreUnavailable, a Refused, among them
+        except (*STORE_ERRORS, p.Refused) as exc:  # type: ignore[misc]
             log.error("quick race of %s not made: %s", [s.player for s in seats], exc)
-            return 0
-        except p.Refused as exc:
-            log.error("quick race of %s not made: %s", [s.player for s in seats], exc)
+            await self._requeue(race.players)
             return 0
         self.metrics.quick_races.labels("rated").inc()
         return 1
@@ -239,14 +237,22 @@ class Quick:
             await self._tell(w.player, offer)
             seat = p.Seat(player=w.player, name=w.name)
             await self.races.open_quick(w.game, [seat], rated=False, bot=strength)
-        except STORE_ERRORS as exc:
+        except (*STORE_ERRORS, p.Refused) as exc:  # type: ignore[misc]
             log.error("bot race for %s not made: %s", w.player, exc)
-            return 0
-        except p.Refused as exc:
-            log.error("bot race for %s not made: %s", w.player, exc)
+            await self._requeue([w])
             return 0
         self.metrics.quick_races.labels("bot").inc()
         return 1
+
+    async def _requeue(self, entries: Sequence[Waiting]) -> None:
+        """Players taken out of the queue for a race that could not be made wait again, as
+        they were (their time waited counts; an entry of theirs for that game made meanwhile
+        stays as it is)."""
+        for w in entries:
+            try:
+                await self.store.queue.put(w)
+            except STORE_ERRORS as exc:
+                log.error("player %s lost their place in the queue: %s", w.player, exc)
 
     async def start_due(self) -> None:
         async def start(code: str) -> None:
