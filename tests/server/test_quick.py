@@ -198,3 +198,49 @@ async def test_rated_create_and_unrated_create(servers):
     finally:
         for s in seats:
             await s.client.close()
+
+
+async def test_a_disconnect_past_the_grace_period_leaves_the_queue(
+    servers, redis_url, redis_namespace
+):
+    import asyncio
+
+    import redis.asyncio as aioredis
+
+    from server.store.keys import Keys
+
+    server = servers.start(env={**QUICK, "SOLITAIRE_LOBBY_LEAVE_GRACE_S": "1"})
+    r = aioredis.Redis.from_url(redis_url)
+    entries = Keys(redis_namespace).queue_entries()
+    try:
+        ann = await connect(server.ws_url, "ann")
+        assert (await ann.request({"t": "queue", "game": "quatorze"}))["t"] == "queued"
+        assert await r.hlen(entries) == 1
+        await ann.close()
+        for _ in range(100):
+            if await r.hlen(entries) == 0:
+                break
+            await asyncio.sleep(0.1)
+        assert await r.hlen(entries) == 0
+        # Back within the grace period, a player keeps their place.
+        bob = await connect(server.ws_url, "bob")
+        assert (await bob.request({"t": "queue", "game": "doublets"}))["t"] == "queued"
+        await bob.close()
+        again = await Client.connect(server.ws_url)
+        assert (await again.hello("bob", token=bob.token))["t"] == "welcome"
+        await asyncio.sleep(2.0)
+        assert await r.hget(entries, bob.player) is not None
+        await again.close()
+    finally:
+        await r.aclose()
+
+
+async def test_the_leaderboard_page_links_to_the_ratings(servers):
+    server = servers.start(env=QUICK)
+    with urllib.request.urlopen(f"{server.http_url}/leaderboard/hopscotch/all") as r:
+        html = r.read().decode()
+    assert 'href="/ratings/hopscotch"' in html
+    with urllib.request.urlopen(f"{server.http_url}/ratings/hopscotch") as r:
+        page = r.read().decode()
+    assert "No one has a rating in this game yet" in page
+    assert 'href="/ratings/quatorze"' in page

@@ -121,6 +121,7 @@ def render_leaderboard(
         heading = f"{title} · all time"
         subtitle = "Ranked by days won, then total score over every daily challenge."
         day_links = _link(leaderboard_path(board.game, today.isoformat()), "Today's challenge")
+        day_links += " " + _link(f"/ratings/{quote(board.game)}", "Ratings")
     else:
         day = dt.date.fromisoformat(board.date)
         heading = f"{title} · daily challenge"
