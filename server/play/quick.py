@@ -172,7 +172,9 @@ class Quick:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Every `quick_round_s`: a matcher round and the due starts, while this instance
-        holds the queue's lease (another takes it over if this one dies)."""
+        holds the queue's lease (another takes it over if this one dies). The lease is
+        taken only while there is work (someone waiting, a race to start), so an idle
+        server writes nothing."""
         cfg = self.config
         lease = self.store.queue.lease(cfg.quick_lease_s)
         held = False
@@ -180,10 +182,16 @@ class Quick:
             while not stop.is_set():
                 await asyncio.sleep(cfg.quick_round_s)
                 try:
+                    busy = await self.store.queue.busy()
+                    if not busy:
+                        if held:
+                            held = False
+                            await lease.release()
+                        continue
                     was = held
                     held = await lease.renew() if held else await lease.take()
                     if held and not was:
-                        log.info("this instance runs the quick-race matcher now")
+                        log.debug("this instance runs the quick-race matcher now")
                     if held:
                         await self.round()
                         await self.start_due()

@@ -75,6 +75,14 @@ class QueueStore:
         except STORE_ERRORS as exc:
             raise StoreUnavailable(str(exc)) from exc
 
+    async def busy(self) -> bool:
+        """Whether anyone waits in the queue or any quick race waits for its start."""
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.exists(self.keys.queue_entries())
+        pipe.exists(self.keys.starting_index())
+        waiting, starting = await pipe.execute()
+        return bool(waiting or starting)
+
     def lease(self, seconds: float) -> Lease:
         """The lease of the instance that runs the matcher."""
         return Lease(self.redis, self.keys.queue_lease(), seconds, self.instance)
