@@ -71,6 +71,13 @@ class LiveGames:
     def evict(self, gid: str) -> None:
         self._items.pop(gid)
 
+    def take(self, gid: str) -> LiveGame | None:
+        """The cached game, out of the cache: the caller owns it outright (a move is decided
+        on it in place, game_machine.decide_move) and gives it back with `adopt` once the
+        store has what was decided, or drops it. Meanwhile nobody here sees it: a reader
+        loads the game as the store has it."""
+        return self._items.pop(gid)
+
     def adopt(self, live: LiveGame) -> None:
         """Cache `live`, a game as the store now has it."""
         self._items.put(live.record.gid, live)

@@ -216,9 +216,9 @@ class Retransmission(NamedTuple):
 
 
 class Applied(NamedTuple):
-    """The move (or resignation: `move` '') is accepted: `after` is the game after it, its
-    record at the next version (store it, then reply); `snapshot` (or '') is the position
-    after it, to store with it. The game it was decided on is left as it was."""
+    """The move (or resignation: `move` '') is accepted: `after` is the game after it (the
+    game decided on, which the caller owns), its record at the next version (store it, then
+    reply); `snapshot` (or '') is the position after it, to store with it."""
 
     after: LiveGame
     move: str
@@ -263,11 +263,14 @@ def decide_move(
     rules: GameRules = GameRules(),
     stored: str | None = None,
 ) -> Retransmission | Applied:
-    """Check a `move {n, m}` against a game; if it is legal, the game after it, played on a
-    copy of `live.game` (a copy costs about a microsecond): `live`, which a cache may share,
-    is never changed, so it stays the game as the store has it until the store takes the
-    move. Raises Refused (TimeUp when the time limit has passed). `stored` is the stored
-    move `n` when `n` is before the moves `live` keeps (the caller reads it).
+    """Check a `move {n, m}` against a game the caller owns outright (taken out of the cache,
+    LiveGames.take: nobody else holds it while it is decided and written); if the move is
+    legal, play it there: `live` becomes the game after it, its record at the next version,
+    and is `Applied.after`. Raises Refused (TimeUp when the time limit has passed), leaving
+    `live` as it was: the engine checks a move completely before it changes anything.
+    `stored` is the stored move `n` when `n` is before the moves `live` keeps (the caller
+    reads it). In place rather than on a copy: copying a game and its move list, and freeing
+    the old ones, cost the move path more than everything else the machine does.
     """
     count = live.n
     if n < count:
@@ -284,21 +287,22 @@ def decide_move(
         raise p.Refused(
             p.ILLEGAL_MOVE, f"a {rec.kind} game takes at most {cap} moves; this one has them"
         )
-    game = live.game.copy()
+    game = live.game
     try:
         game.play(move)
     except engine.MoveError as exc:
         raise p.Refused(p.ILLEGAL_MOVE, str(exc) or "illegal move") from None
-    new = _after(rec, game, now_us // 1000, now_us, count + 1)
-    after = LiveGame(new, game, [*live.tail, move], live.base, live.base_game)
+    live.record = _after(rec, game, now_us // 1000, now_us, count + 1)
+    live.tail.append(move)
     if (count + 1) % rules.snapshot_every:
-        return Applied(after, move)
+        return Applied(live, move)
     snapshot = snapshots.encode(rec, game, count + 1, move)
-    after.rebase()  # the store keeps this position with the move: undos replay from here
-    return Applied(after, move, snapshot)
+    live.rebase()  # the store keeps this position with the move: undos replay from here
+    return Applied(live, move, snapshot)
 
 
 def decide_resign(live: LiveGame, now_us: int) -> Applied:
+    """A resignation of a game the caller owns outright (as for decide_move)."""
     rec = live.record
     now_ms = now_us // 1000
     _check_open(rec, now_ms)
@@ -308,8 +312,8 @@ def decide_resign(live: LiveGame, now_us: int) -> Applied:
         finished_at_us=now_us,
         ver=rec.ver + 1,
     )
-    # The position does not change: the game after shares it (no one plays on a game).
-    return Applied(LiveGame(new, live.game, live.tail, live.base, live.base_game), "")
+    live.record = new
+    return Applied(live, "")
 
 
 def decide_undo(live: LiveGame) -> tuple[LiveGame, int]:

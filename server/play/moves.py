@@ -24,6 +24,7 @@ from server.metrics import Metrics
 from server.play.cache import LiveGames
 from server.play.effects import Applier, Say, ToPlayers, ToSpectators, to_player
 from server.play.game_machine import (
+    Applied,
     GameRules,
     LiveGame,
     Retransmission,
@@ -119,42 +120,36 @@ class Moves:
     ) -> Plan[p.State]:
         """One attempt: load (from the cache when it can), decide, and the write to make."""
         cache = self.cache
-        live = cache.peek(gid)
+        # Ours outright from here (the game's turn is ours too): given back once the store
+        # has what is decided, or as it was if nothing is; dropped if the write fails.
+        live = cache.take(gid)
         if live is None or (n is not None and n != live.n):
             # Not cached, or our copy may be behind (a move through another process).
             if parse_gid(gid) is None:
                 raise p.Refused(p.NOT_FOUND, "no such game")
+            if live is not None:
+                cache.adopt(live)  # kept if the store still has it so
             live = await cache.get(gid, fresh=True)
-        if live is None or live.record.player != who.player:
-            raise p.Refused(p.NOT_FOUND, "no such game")
-        # A resent move from before the moves kept in memory is checked against the store.
-        stored = (
-            await self.store.move_at(live.record.gid, n)
-            if n is not None and n < live.base
-            else None
-        )
-        now_us = self.clock.now_us()
-        now = now_us // 1000
-        try:
-            decision = (
-                decide_move(live, n, move, now_us, self.rules, stored)
-                if n is not None
-                else decide_resign(live, now_us)
-            )
-        except TimeUp:
-            self.metrics.moves_rejected.labels(p.ILLEGAL_MOVE).inc()
-            if live.record.kind is GameKind.RACE:
-                await self.races.close_if_due(live.record.race)
-            raise
-        except p.Refused as refused:
-            self.metrics.moves_rejected.labels(refused.code).inc()
-            raise
-        if isinstance(decision, Retransmission):
-            return Plan(lambda: self._again(gid, re))
+            if live is not None:
+                cache.take(gid)
         # Written only over the game it was decided on (a resignation too): a copy cached
         # here may be stale if another connection of the player moved through another
         # instance, and its version no longer matches the stored one.
-        expect_ver = live.record.ver
+        expect_ver = live.record.ver if live is not None else 0
+        try:
+            if live is None or live.record.player != who.player:
+                raise p.Refused(p.NOT_FOUND, "no such game")
+            decision = await self._decide(who, live, n, move)
+        except BaseException:
+            if live is not None:
+                cache.adopt(live)  # nothing was decided: the game is as it was
+            raise
+        if isinstance(decision, Retransmission):
+            cache.adopt(live)
+            return Plan(lambda: self._again(gid, re))
+        # From here `live` is ahead of the store: it goes back to the cache only once the
+        # store has the move; should anything fail, it is dropped (and read again).
+        now = self.clock.now_ms()
         after = decision.after
         record = after.record
         state = after.state(now)
@@ -185,9 +180,35 @@ class Moves:
             return state
 
         def stale() -> None:
-            cache.evict(gid)  # the stored game moved on: this copy is behind it
+            cache.evict(gid)  # the stored game moved on: a copy cached meanwhile is behind it
 
         return Plan(answered, write, missing=_no_such_game, stale=stale)
+
+    async def _decide(
+        self, who: Who, live: LiveGame, n: int | None, move: str
+    ) -> Retransmission | Applied:
+        """The game machine's decision on `live` (ours outright): Refused leaves it as it was."""
+        # A resent move from before the moves kept in memory is checked against the store.
+        stored = (
+            await self.store.move_at(live.record.gid, n)
+            if n is not None and n < live.base
+            else None
+        )
+        now_us = self.clock.now_us()
+        try:
+            return (
+                decide_move(live, n, move, now_us, self.rules, stored)
+                if n is not None
+                else decide_resign(live, now_us)
+            )
+        except TimeUp:
+            self.metrics.moves_rejected.labels(p.ILLEGAL_MOVE).inc()
+            if live.record.kind is GameKind.RACE:
+                await self.races.close_if_due(live.record.race)
+            raise
+        except p.Refused as refused:
+            self.metrics.moves_rejected.labels(refused.code).inc()
+            raise
 
     async def _again(self, gid: str, re: int | None) -> p.State:
         """The answer to a move applied before: the game's state as the store has it."""

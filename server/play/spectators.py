@@ -75,7 +75,8 @@ class Spectating:
         self.clock = clock
         self.rules = RaceRules.from_config(config)
         self.following = following
-        # Seats' games as loaded for spectators (no game is ever played on in place).
+        # Seats' games as loaded for spectators, never played on: a board read here is
+        # never one that a player's move is changing.
         self._replays: LRU[str, LiveGame] = LRU(config.spectator_memo_size)
 
     async def watch(self, who: Who, msg: p.Watch) -> list[p.Message]:
@@ -135,12 +136,13 @@ class Spectating:
     async def _board(self, gid: str, record: GameRecord) -> LiveGame | None:
         """The seat's game as `record` (just read) has it: a player's game cached here if it
         is that one, else one replayed for spectators before, else loaded (from its newest
-        snapshot, as the cache loads it) and kept for the next spectator. Shared as they
-        are: a move is decided on a copy of its game (game_machine.decide_move), never on
-        the cached one."""
+        snapshot, as the cache loads it) and kept for the next spectator.
+
+        A player's cached game is copied, never kept: its next move takes it out of the
+        cache and plays on it (LiveGames.take)."""
         played = self.cache.peek(gid)
         if played is not None and _same(played.record, record):
-            return LiveGame(record, played.game, base=record.n)
+            return LiveGame(record, played.game.copy(), base=record.n)
         kept = self._replays.get(gid)
         if kept is None or not _same(kept.record, record):
             kept = await self.cache.load(gid)

@@ -178,3 +178,25 @@ async def test_a_game_that_keeps_changing_is_refused_as_unavailable(apps, raw, r
     assert refused.value.code == p.UNAVAILABLE
     assert attempts == list(range(one.moves.runner.retries))
     assert await raw.llen(keys.moves) == 0
+
+
+async def test_a_move_is_decided_on_a_game_nobody_else_sees_until_it_is_stored(apps):
+    """Between the decision and the write, the game decided on is out of the cache: a
+    reader in this process gets the game as the store has it (before the move), never the
+    one being written; once stored, the cache holds the game after the move."""
+    one, _two = apps
+    ann = who("ann", one)
+    _code, gid, move = await started(one, ann)
+    seen: list[int] = []
+
+    async def look(what: str, attempt: int) -> None:
+        assert one.cache.peek(gid) is None
+        (state,) = await one.moves.get(ann, p.Get(gid=gid, id=1))
+        assert isinstance(state, p.State)
+        seen.append(state.n)
+
+    with one.moves.runner.interposed(look):
+        (state,) = await one.moves.play(ann, gid, 2, 0, move)
+    assert seen == [0] and isinstance(state, p.State) and state.n == 1
+    cached = one.cache.peek(gid)
+    assert cached is not None and cached.n == 1

@@ -212,8 +212,7 @@ class RaceLife(RuleBasedStateMachine):
         assert open_ and in_time, "a move or resignation was taken after the game's end"
         assert isinstance(decision, Applied)
         assert decision.record.ver == rec.ver + 1
-        assert live.record is rec, "the game decided on is left as it was"
-        live = decision.after
+        assert decision.after is live, "decided on the game owned, in place"
         self.games[live.record.player] = live
         if live.record.finished:
             self._close_if_due()

@@ -55,12 +55,12 @@ async def grow(redis_url: str, namespace: str, gid: str, moves: list[str]) -> No
             futures = []
             for move in moves[at : at + 1000]:
                 now_us = time.time_ns() // 1000
+                expect_ver = live.record.ver
                 decision = decide_move(live, live.n, move, now_us, rules)
                 assert isinstance(decision, Applied), decision
                 futures.append(
-                    store.write_move(decision.record, move, live.record.ver, b"", decision.snapshot)
+                    store.write_move(decision.record, move, expect_ver, b"", decision.snapshot)
                 )
-                live = decision.after
             # Submitted without a pause, so they form one batch, applied in order.
             outcomes = await asyncio.gather(*futures)
             assert all(o is Written.APPLIED for o in outcomes), outcomes[:3]
