@@ -42,7 +42,12 @@ def normalise_server(url: str) -> str:
     return f"{scheme}://{rest}"
 
 
+def valid_name(name: str) -> bool:
+    return 1 <= len(name) <= MAX_NAME and name.isprintable()
+
+
 def default_name() -> str:
+    """The login name: the suggestion on a first run, and the name of scripts that give none."""
     try:
         name = getpass.getuser()
     except Exception:
@@ -56,6 +61,7 @@ class Config:
     name: str = field(default_factory=default_name)
     tokens: dict[str, str] = field(default_factory=dict)
     path: Path = field(default_factory=config_path)
+    name_saved: bool = False  # the file has a name (False on a first run: `name` is a guess)
 
     @classmethod
     def load(cls, path: Path | None = None) -> Config:
@@ -71,6 +77,7 @@ class Config:
             config.server = data["server"]
         if isinstance(data.get("name"), str) and data["name"]:
             config.name = data["name"][:MAX_NAME]
+            config.name_saved = True
         tokens = data.get("tokens", {})
         if isinstance(tokens, dict):
             config.tokens = {k: v for k, v in tokens.items() if isinstance(v, str)}
@@ -96,6 +103,7 @@ class Config:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 out.write("\n".join(lines) + "\n")
             os.replace(tmp, self.path)
+            self.name_saved = True
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

@@ -48,7 +48,16 @@ class ConnectionLost(Exception):
 
 
 class ConnectError(Exception):
-    """The server could not be reached or refused the session."""
+    """The server could not be reached or refused the session (`refused`: the server
+    answered, so its address is right; `code` its error code)."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def refused(self) -> bool:
+        return self.code is not None
 
 
 @dataclass
@@ -113,7 +122,7 @@ class Connection:
         except ServerError as exc:
             hint = ": run again with --name NAME" if exc.code == p.NAME_TAKEN else ""
             raise ConnectError(
-                f"the server refused the session: {exc.msg} ({exc.code}){hint}"
+                f"the server refused the session: {exc.msg} ({exc.code}){hint}", exc.code
             ) from exc
         self._supervisor = asyncio.create_task(self._supervise(), name="connection")
         assert self.welcome is not None

@@ -7,11 +7,14 @@ so that the server, which is authoritative, gives its own reason if it is
 illegal.
 
 Short forms, tried in order:
-- `d` for `deal`;
-- the move without its hyphen: `t3t5` for `t3-t5`, `wf` for `w-f`;
+- `d` for `deal` (in the games that deal; sent even when the deal is refused, so that
+  the server says why, as for `deal`);
+- the move without its hyphen: `t3t5` for `t3-t5`, `wf` for `w-f` (sent whether legal or
+  not, like the full move);
 - a single pile, when exactly one legal move starts there (`t3` for `t3-f` if
   that is the only move from t3); in Quatorze a cell, when exactly one legal
-  pair contains it (either cell).
+  pair contains it (either cell). When none does, the engine's reason (from the
+  public view) for the moves that pile could make is given.
 
 Help and error texts give each game's own example moves (`GAME_MOVES`), so a
 Quatorze player is never told to try `t3-f`.
@@ -20,11 +23,13 @@ Quatorze player is never told to try `t3-f`.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 MOVE_SHAPE = re.compile(r"deal|[a-z]+\d*-[a-z]+\d*")
 PILE_SHAPE = re.compile(r"[a-z]\d*")
+SQUEEZED_SHAPE = re.compile(r"([a-z]+?\d*)([a-z]+\d*)")
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,11 @@ def legal_moves(view: dict[str, Any] | None) -> list[str]:
         return []
 
 
-def resolve(text: str, legal: list[str], game: str = "") -> Resolution:
+def resolve(
+    text: str, legal: list[str], game: str = "", view: dict[str, Any] | None = None
+) -> Resolution:
+    """The move a line stands for, or what is wrong with it; `view` (the position's public
+    view) lets the engine say why a pile alone has no move."""
     typed = text.strip().lower()
     info = game_moves(game)
     if not typed:
@@ -92,15 +101,20 @@ def resolve(text: str, legal: list[str], game: str = "") -> Resolution:
         return Resolution(None, f"Type a move, e.g. {first} (Tab shows the legal moves).")
     if typed in legal:
         return Resolution(typed)
-    if typed == "d" and "deal" in legal:
-        return Resolution("deal")
     if typed in ("d", "deal") and not info.deals:
         return Resolution(None, f"This game has no deal; its moves look like {examples(game)}.")
+    if typed == "d":
+        return Resolution("deal")  # legal or not: the server says why, as for `deal`
     if MOVE_SHAPE.fullmatch(typed):
         return Resolution(typed)  # the server judges it and says why if it is illegal
     squeezed = [m for m in legal if m.replace("-", "") == typed]
     if len(squeezed) == 1:
         return Resolution(squeezed[0])
+    spelled = SQUEEZED_SHAPE.fullmatch(typed)
+    if spelled:
+        hyphened = f"{spelled.group(1)}-{spelled.group(2)}"
+        if hyphened not in legal and _well_formed(view, hyphened):
+            return Resolution(hyphened)  # the server judges it, as the full move
     if PILE_SHAPE.fullmatch(typed):
         if typed.startswith("c"):  # a Quatorze pair: either of its cells names it
             starting = [m for m in legal if typed in _piles(m)]
@@ -112,8 +126,63 @@ def resolve(text: str, legal: list[str], game: str = "") -> Resolution:
             return Resolution(None, f"{typed}: several moves: {', '.join(starting)}")
         if not legal:
             return Resolution(None, f"{typed}: this client cannot tell the moves from {typed}.")
-        return Resolution(None, f"No legal move from {typed}.")
+        why = _why_nothing_from(view, typed)
+        return Resolution(None, f"No legal move from {typed}" + (f": {why}" if why else "."))
     return Resolution(None, f"{text.strip()!r} is not a move (e.g. {examples(game)}).")
+
+
+def refusal(view: dict[str, Any] | None, move: str) -> tuple[str, str] | None:
+    """The engine's refusal of `move` on the position of a public view: (kind, reason) with
+    kind "malformed" or "illegal"; None if the move is legal or the engine cannot say."""
+    if not view:
+        return None
+    try:
+        import engine
+
+        game = engine.game_class(view.get("game", "")).from_view(view)
+    except Exception:  # an engine older or newer than this client
+        return None
+    try:
+        game.play(move)
+    except engine.MalformedMove as exc:
+        return "malformed", str(exc)
+    except engine.IllegalMove as exc:
+        return "illegal", str(exc)
+    except Exception:
+        return None
+    return None
+
+
+def _well_formed(view: dict[str, Any] | None, move: str) -> bool:
+    """Whether the engine reads `move` as a move of the view's game (legal or not)."""
+    if not view:
+        return False
+    refused = refusal(view, move)
+    return refused is None or refused[0] != "malformed"
+
+
+def _why_nothing_from(view: dict[str, Any] | None, pile: str) -> str:
+    """Why no move starts at `pile`: the engine's reason for the move it would most likely
+    be, to a foundation (the first such refusal); without one, the reason most of the moves
+    it could be (to another pile of the view) are refused for."""
+    if not view:
+        return ""
+    reasons: list[tuple[str, str]] = []
+    for target in view.get("piles", {}):
+        if target == pile:
+            continue
+        refused = refusal(view, f"{pile}-{target}")
+        if refused is not None and refused[0] == "illegal":
+            reasons.append((target, refused[1]))
+    if not reasons:
+        return ""
+    home = sorted(why for to, why in reasons if to.startswith("f"))
+    if home:
+        return home[0]
+    tally = Counter(why for _to, why in reasons)
+    common = max(tally, key=lambda why: tally[why])  # the first of the most frequent
+    # Reasons that differ for every target (Quatorze's sums) say nothing of the pile itself.
+    return common if tally[common] > 1 or len(reasons) == 1 else ""
 
 
 def completions(prefix: str, legal: list[str]) -> list[str]:

@@ -8,6 +8,7 @@ import textwrap
 
 from client_cli.boards import game_title
 from client_cli.boards.canvas import Canvas, Fragment
+from client_cli.links import only_here, race_link
 from client_cli.moves import game_moves
 from client_cli.session import GameSession, clock
 from client_cli.theme import Theme
@@ -131,12 +132,23 @@ def lobby_panel(session: GameSession, theme: Theme) -> Canvas:
     strong, label = theme.style("class:title"), theme.style("class:label")
     canvas.put(0, 0, "Race code  ", label)
     canvas.put(11, 0, session.race or "…", strong)
-    canvas.put(0, 1, "Share it:  ", label)
-    canvas.put(11, 1, f"solitaire race join {session.race or ''}")
+    y = 1
+    if session.race and session.web:
+        link = race_link(session.web, session.race)
+        canvas.put(0, y, "Share it:  ", label)
+        if len(link) > MAIN_WIDTH - 11:
+            y += 1
+        canvas.put(0 if y > 1 else 11, y, link)
+        canvas.put(0, y + 1, "Open it in a browser or: solitaire race join LINK")
+        y += 2
+        if only_here(session.web):
+            canvas.put(0, y, "It works on this machine only: see the README,", label)
+            canvas.put(0, y + 1, '"Race friends on other machines".', label)
+            y += 2
     limit = f"{session.time_limit_s} s" if session.time_limit_s else "none"
-    canvas.put(0, 3, f"Game: {game_title(session.game)}    time limit: {limit}")
-    canvas.put(0, 5, f"Players ({len(session.seats)})", label)
-    y = 6
+    canvas.put(0, y + 1, f"Game: {game_title(session.game)}    time limit: {limit}")
+    canvas.put(0, y + 3, f"Players ({len(session.seats)})", label)
+    y += 4
     for seat in session.seats.values():
         host = " (host)" if seat.player == session.host else ""
         you = " (you)" if seat.player == session.me else ""
@@ -160,9 +172,10 @@ def result_panel(
     time_up: bool = False,
     web: str = "",
     offer: RematchOffer | None = None,
+    notes: dict[str, str] | None = None,
 ) -> Canvas:
     canvas = Canvas(MAIN_WIDTH)
-    for y, line in enumerate(result_lines(result, me, theme, time_up, web, offer)):
+    for y, line in enumerate(result_lines(result, me, theme, time_up, web, offer, notes=notes)):
         canvas.put_fragments(0, y, line)
     return canvas
 
@@ -175,11 +188,13 @@ def result_lines(
     web: str = "",
     offer: RematchOffer | None = None,
     keys: bool = True,
+    notes: dict[str, str] | None = None,
 ) -> list[list[Fragment]]:
     """The standings; `time_up`: the time limit closed the race while one's game was open;
     then how to replay any seat (one's own line as the example), and its web page (`web`:
     the server's HTTP address, if known); `offer`: a rematch one may join; `keys`: what
-    the keys do, for the screen."""
+    the keys do, for the screen; `notes`: how each seat's game ended (GameSession's
+    finish_notes), else won or resigned only."""
     strong, label = theme.style("class:title"), theme.style("class:label")
     lines: list[list[Fragment]] = [
         [(strong, f"Race {result.race} is over: {game_title(result.game)}")],
@@ -192,7 +207,7 @@ def result_lines(
         [(label, f" #  {'Player':<{NAME_WIDTH}}  {'':<8} Score Moves    Time")],
     ]
     for s in result.standings:
-        note = "won" if s.won else ("resigned" if s.resigned else "")
+        note = (notes or {}).get(s.player) or ("won" if s.won else "resigned" if s.resigned else "")
         style = theme.style("class:me") if s.player == me else ""
         text = (
             f"{s.rank:>2}  {s.name[:NAME_WIDTH]:<{NAME_WIDTH}}  {note:<8} "
@@ -286,7 +301,7 @@ def _entry_line(entry: Entry, me: str, theme: Theme, all_time: bool = False) -> 
         text = (
             f"{mark}{entry.rank:>4} {name} {note:<3} "
             f"{entry.score:>5} {entry.moves:>5} {clock(entry.time_ms):>7}"
-            f"{' new' if entry.new else ''}"
+            f"{' new' if entry.new else ''}{' resigned' if entry.resigned else ''}"
         )
     return (theme.style("class:me") if mine else "", text)
 

@@ -88,6 +88,10 @@ class Play:
         if text.strip().lower() in QUIT_WORDS:
             self.leave.set()
             return
+        if not self.conn.connected and text.strip() and self.session.phase == "playing":
+            # Said at once: the line waits (behind any unanswered move) until the connection
+            # is back; then the server's answer replaces this ("Played", or why not).
+            self.tell(f"{text.strip()}: pending, sent once the connection is back.")
         self.inputs.put_nowait(text)
 
     async def idle(self) -> None:
@@ -317,7 +321,7 @@ class Play:
         if word in ("get", "refresh"):
             await self._send(p.Get(gid=session.state.gid))
             return
-        resolution = resolve(text, session.legal_moves(), session.game)
+        resolution = resolve(text, session.legal_moves(), session.game, session.state.view)
         if resolution.move is None:
             self.tell(resolution.problem or "Not a move.", error=True, input=text)
             return

@@ -23,6 +23,7 @@ from client_cli.panels import MAIN_WIDTH, SIDE_WIDTH
 from client_cli.replay import Replayer, Stepper, outcome, whose
 from client_cli.session import clock
 from client_cli.theme import Theme
+from client_cli.words import count
 
 BODY_HEIGHT = 20
 KEYS = (
@@ -57,7 +58,7 @@ def replay_panel(replayer: Replayer, stepper: Stepper, theme: Theme) -> Canvas:
     y += 1
     canvas.put(0, y, "Ended  ", label)
     canvas.put(7, y, outcome(result), theme.style("class:won") if result.won else "")
-    canvas.put(7, y + 1, f"{result.score}/{result.max_score}, {result.moves} moves")
+    canvas.put(7, y + 1, f"{result.score}/{result.max_score}, {count(result.moves, 'move')}")
     place = f", #{result.rank} of {result.of}" if result.rank is not None else ""
     canvas.put(7, y + 2, f"{clock(result.time_ms)}{place}")
     y += 4

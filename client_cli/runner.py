@@ -63,18 +63,22 @@ class Context:
         )
 
     def remember_server(self) -> None:
-        """A --server that worked becomes the saved one (not saved here: callers save)."""
-        if self.server_source == "option":
+        """A --server (or the default) that worked becomes the saved one (not saved here:
+        callers save). $SOLITAIRE_SERVER is not saved: it applies while it is set."""
+        if self.server_source in ("option", "default"):
             self.config.server = self.server
 
     def opened(self) -> None:
-        """The server welcomed us: remember the --server that reached it."""
-        if self.server_source == "option" and self.config.server != self.server:
+        """The server welcomed us: remember the --server (or default) that reached it."""
+        if self.server_source in ("option", "default") and self.config.server != self.server:
             self.remember_server()
             self.config.save()
 
     def unreachable(self, error: ConnectError) -> str:
-        """The connection error, and where the address came from and how to change it."""
+        """The connection error, and where the address came from and how to change it
+        (not when the server answered and refused: then its address is not the problem)."""
+        if error.refused:
+            return str(error)
         pick = "pick another with --server HOST:PORT (saved once a session with it succeeds)"
         where = {
             "option": f"Check the address given with --server, or {pick}. "
@@ -157,7 +161,8 @@ async def play_game(ctx: Context, session: GameSession, setup: Setup) -> int:
         return fail(ctx.unreachable(exc))
     ctx.opened()
     session.me, session.my_name = welcome.player, welcome.name
-    session.web = web_base(ctx.server)
+    # Pages and race links: the server's public address if it says one, else ours for it.
+    session.web = welcome.url or web_base(ctx.server)
     play = Play(conn, session, PlainFront())
     front: Any = play.listener
     if not ctx.plain:
@@ -285,7 +290,9 @@ def summary(session: GameSession, theme: Theme) -> str:
     plain = Theme(unicode=theme.unicode, colour=False)
     if session.result is not None:
         result, me, web = session.result, session.me, session.web
-        return plain_text(result_lines(result, me, plain, session.time_up, web, keys=False))
+        notes = session.finish_notes()
+        lines = result_lines(result, me, plain, session.time_up, web, keys=False, notes=notes)
+        return plain_text(lines)
     if session.leaderboard is not None:
         board = plain_text(leaderboard_lines(session.leaderboard, session.me, plain))
         share = daily_share(session, theme.unicode)

@@ -176,7 +176,8 @@ class PlayScreen:
         s = self.session
         if s.phase == "result" and s.result is not None:
             offer = s.rematch_offer
-            canvas = result_panel(s.result, s.me, self.theme, s.time_up, s.web, offer)
+            notes = s.finish_notes()
+            canvas = result_panel(s.result, s.me, self.theme, s.time_up, s.web, offer, notes)
         elif s.phase == "done" and s.leaderboard is not None:
             canvas = leaderboard_panel(s.leaderboard, s.me, self.theme)
         elif s.phase == "lobby":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, fields
 
+from client_cli.endings import finish_notes
 from client_cli.messages import Event, Welcomed
 from client_cli.moves import legal_moves
 from protocol import (
@@ -138,6 +139,11 @@ class GameSession:
             own = self.state
             self.time_up = own is not None and not own.finished and self.phase == "playing"
             self.phase = "result"
+            # Every seat's final figures (a finished race joined later has had no `progress`).
+            for s in message.standings:
+                seat = self.seats.setdefault(s.player, Seat(s.player, s.name))
+                seat.score, seat.moves, seat.heard = s.score, s.moves, True
+                seat.won, seat.finished, seat.elapsed_ms = s.won, True, s.time_ms
             return True
         if isinstance(message, RematchOffer) and self.kind == "race":
             if message.race != self.race or message == self.rematch_offer:
@@ -237,6 +243,16 @@ class GameSession:
         if self._legal is None or self._legal[0] != id(state):
             self._legal = (id(state), legal_moves(state.view))
         return self._legal[1]
+
+    def finish_notes(self) -> dict[str, str]:
+        """How each seat's game ended, for the standings (client_cli/endings.py)."""
+        if self.result is None:
+            return {}
+        limit = self.limit_ms()
+        if limit is None and self.time_limit_s is not None:
+            limit = self.time_limit_s * 1000
+        over = {pid for pid, seat in self.seats.items() if seat.over}
+        return finish_notes(self.result, over, limit)
 
     def limit_ms(self) -> int | None:
         if self.start is None or self.start.ends_at_ms is None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import engine
 from client_cli.boards import game_title
 from client_cli.session import clock
+from client_cli.words import count
 from protocol import Entry
 
 BARS = "▁▂▃▄▅▆▇█"  # the first is a tenth with no card home
@@ -61,7 +62,7 @@ def share_text(
     max_score = engine.MAX_SCORE.get(game, 0)
     lines = [
         f"solitaire-race {dot} {game_title(game)} daily {date}",
-        f"{won} {dot} {mine.score}/{max_score} {dot} {mine.moves} moves {dot} "
+        f"{won} {dot} {mine.score}/{max_score} {dot} {count(mine.moves, 'move')} {dot} "
         f"{clock(mine.time_ms)} {dot} #{mine.rank} of {total}",
     ]
     picture = progress(scores or {}, mine.moves, unicode)

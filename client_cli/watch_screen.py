@@ -18,6 +18,7 @@ from prompt_toolkit.layout import Dimension, FormattedTextControl, HSplit, Layou
 
 from client_cli.boards import game_title, render
 from client_cli.boards.canvas import Canvas, Fragment
+from client_cli.endings import finish_notes
 from client_cli.fullscreen import full_screen_app
 from client_cli.panels import MAIN_WIDTH, NAME_WIDTH, SIDE_WIDTH, result_lines
 from client_cli.session import clock
@@ -33,7 +34,9 @@ def board_panel(session: WatchSession, theme: Theme, height: int = BODY_HEIGHT) 
     strong, label = theme.style("class:title"), theme.style("class:label")
     if session.phase == "done" and session.result is not None and session.focus < 0:
         canvas = Canvas(MAIN_WIDTH)
-        for y, line in enumerate(result_lines(session.result, "", theme)[:-2]):
+        over = {pid for pid, seat in session.seats.items() if seat.over}
+        notes = finish_notes(session.result, over, session.limit_ms())
+        for y, line in enumerate(result_lines(session.result, "", theme, notes=notes)[:-2]):
             canvas.put_fragments(0, y, line)
         return canvas.fragments()
     seat = session.focused()

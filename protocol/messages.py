@@ -315,6 +315,9 @@ class Welcome(Message, tag="welcome"):
     name: str
     token: str
     active: list[State]
+    # The server's public address for people (http(s)://HOST[:PORT][/PATH]), when its
+    # operator set one: race links are made from it. Absent: the address the client used.
+    url: str | None = None
 
 
 class Created(Message, tag="created"):
@@ -503,6 +506,8 @@ class Entry(msgspec.Struct, omit_defaults=True):
     best_streak: int | None = None
     # Day boards: the player's identity was made on the board's (UTC) day.
     new: bool = False
+    # Day boards: the attempt was resigned (it ranks after unresigned ones of equal score).
+    resigned: bool = False
 
 
 class GameStats(msgspec.Struct):

@@ -23,6 +23,7 @@ from server.edge.connection import InboxConnection, Limits, Listen, serve_connec
 from server.edge.dispatch import build_handlers
 from server.edge.http import HttpRoutes
 from server.edge.hub import Hub
+from server.edge.reach import reach_lines
 from server.edge.session import Session, SessionContext
 from server.edge.watchers import Watchers
 from server.edge.webclient import WebClient
@@ -171,7 +172,7 @@ class App:
             races=self.spectating,
             quick=self.quick,
             web=WebClient(),
-            allowed_origins=cfg.allowed_origins,
+            allowed_origins=cfg.web_origins,
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -205,6 +206,9 @@ class App:
                 "solitaire-server %s listening on ws://%s:%d/ws (namespace %s)",
                 self.instance, cfg.host, self.port, cfg.namespace,
             )  # fmt: skip
+            if self.listen is None:  # workers: their supervisor says it once
+                for line in reach_lines(cfg.public_url, cfg.host, self.port):
+                    log.info("%s", line)
             # Everything made so far lives as long as the process; from here on the
             # collector runs on our schedule (server/collector.py says why).
             collector.schedule(cfg.gc_young_threshold)

@@ -24,6 +24,9 @@ class Config:
     # Where and how to serve.
     host: str = "127.0.0.1"
     port: int = 8765
+    # The address players use (http(s)://HOST[:PORT][/PATH]): told in `welcome.url`, so
+    # that clients share race links that work from other machines. None: not known.
+    public_url: str | None = None
     redis_url: str | None = None  # None: start the embedded valkey-server in data_dir
     redis_cluster: bool = False
     data_dir: Path = Path("./data")
@@ -162,6 +165,21 @@ class Config:
     def limits(self) -> Limits:
         """The protocol field limits this server runs with (its request decoder's)."""
         return Limits(**{f.name: getattr(self, f.name) for f in fields(Limits)})
+
+    @property
+    def web_origins(self) -> tuple[str, ...]:
+        """The origins whose pages may open a WebSocket besides the server's own: those
+        allowed explicitly, and the public URL's (the page a race link opens is there, even
+        where a proxy in front rewrites `Host`)."""
+        if self.public_url is None:
+            return self.allowed_origins
+        parts = urlsplit(self.public_url)
+        public = normalise_origin(f"{parts.scheme}://{parts.netloc}")
+        return (
+            (*self.allowed_origins, public)
+            if public not in self.allowed_origins
+            else (self.allowed_origins)
+        )
 
     @property
     def flood_limit(self) -> float:
@@ -326,6 +344,28 @@ def _workers(raw: str) -> int:
 _workers.__name__ = "int"  # argparse says "invalid int value", not "invalid _workers"
 
 
+def _public_url(raw: str) -> str:
+    """An http(s) or ws(s) URL with a host, as the http(s) base of the server's pages (a
+    ws(s) URL's /ws path dropped): race links are this plus /r/CODE."""
+    parts = urlsplit(raw.strip())
+    scheme = {"http": "http", "https": "https", "ws": "http", "wss": "https"}.get(parts.scheme)
+    if scheme is None or not parts.hostname:
+        raise argparse.ArgumentTypeError(
+            f"not an http(s) or ws(s) URL with a host: {raw!r} (e.g. https://play.example.org)"
+        )
+    if parts.query or parts.fragment:
+        raise argparse.ArgumentTypeError(f"a public URL has no query or fragment: {raw!r}")
+    try:
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port in {raw!r}") from None
+    path = parts.path.rstrip("/").removesuffix("/ws").rstrip("/")
+    return f"{scheme}://{parts.netloc}{path}"
+
+
+_public_url.__name__ = "URL"
+
+
 def _port(raw: str) -> int:
     value = int(raw)
     if not 0 <= value <= 65535:
@@ -338,6 +378,11 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
     "host": ("--host", "SOLITAIRE_HOST", str, "address to listen on (default 127.0.0.1)"),
     "port": ("--port", "SOLITAIRE_PORT", _port,
              "port for WebSocket (path /ws) and HTTP (default 8765; 0 picks a free one)"),
+    "public_url": ("--public-url", "SOLITAIRE_PUBLIC_URL", _public_url,
+                   "the address players use, http(s) or ws(s), e.g. https://play.example.org "
+                   "behind a TLS proxy: clients share race links made from it "
+                   "(https://play.example.org/r/CODE); default: none, clients use the address "
+                   "they connected to"),
     "redis_url": ("--redis-url", "REDIS_URL", str,
                   "Redis to use, e.g. redis://127.0.0.1:6379/0 (default: start the embedded "
                   "valkey-server, keeping its data in the data dir)"),

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from server import logs
 from server.config import Config
+from server.edge.reach import reach_lines
 from server.runner import serve
 from server.store.embedded import EmbeddedRedis
 
@@ -159,6 +160,8 @@ class Supervisor:
                else "one listening socket shared")  # fmt: skip
         log.info("starting %d workers on %s:%d (%s)", self.count, self.config.host,
                  self.config.port, how)  # fmt: skip
+        for line in reach_lines(self.config.public_url, self.config.host, self.config.port):
+            log.info("%s", line)
         watcher = None
         if self.embedded is not None:
             watcher = asyncio.create_task(self.embedded.watch(self._give_up), name="embedded")

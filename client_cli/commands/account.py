@@ -18,7 +18,7 @@ from typing import Any
 
 from client_cli.commands import add_command
 from client_cli.commands.context import UsageError
-from client_cli.config import MAX_NAME, Config, normalise_server
+from client_cli.config import DEFAULT_SERVER, MAX_NAME, Config, normalise_server
 
 PREFIX = "sr1."
 MAX_TOKEN = 128
@@ -40,8 +40,8 @@ def register(subparsers: Any) -> None:
         "export",
         help="print the recovery code of your player on the server",
         description="Print the recovery code of your player on the server (--server, else the "
-        "saved one): the server's URL, your token and your name, in one string to paste into "
-        "'solitaire account import' elsewhere. The code is a password.",
+        "saved one, else the default): the server's URL, your token and your name, in one "
+        "string to paste into 'solitaire account import' elsewhere. The code is a password.",
         epilog="example: solitaire account export --server play.example.org:8765",
     )
     export.set_defaults(func=run_export)
@@ -132,7 +132,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _server(args: argparse.Namespace, config: Config) -> str:
-    server = args.server or os.environ.get("SOLITAIRE_SERVER") or config.server
+    server = args.server or os.environ.get("SOLITAIRE_SERVER") or config.server or DEFAULT_SERVER
     try:
         return normalise_server(server)
     except ValueError as exc:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 
-from client_cli.config import DEFAULT_SERVER, MAX_NAME, Config, normalise_server
+from client_cli.config import DEFAULT_SERVER, MAX_NAME, Config, normalise_server, valid_name
 from client_cli.runner import Context
 from client_cli.theme import Theme
 
@@ -44,10 +45,15 @@ def build_context(args: argparse.Namespace) -> Context:
     name = config.name
     if args.name is not None:
         name = args.name.strip()
-        if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+        if not valid_name(name):
             raise UsageError(f"a name is 1 to {MAX_NAME} printable characters")
-        if name != config.name:
+        if name != config.name or not config.name_saved:
             config.name, changed = name, True
+    elif not config.name_saved and sys.stdin.isatty() and not args.plain:
+        # A first run in a terminal: the name others will see is the player's choice, not
+        # whatever the login happens to be (scripts and --plain keep the login name).
+        name = ask_name(config.name)
+        config.name, changed = name, True
     if changed:
         config.save()
     theme = Theme.from_options(ascii_only=args.ascii, no_colour=args.no_color)
@@ -59,3 +65,17 @@ def build_context(args: argparse.Namespace) -> Context:
         plain=args.plain,
         server_source=source,
     )
+
+
+def ask_name(suggestion: str) -> str:
+    """The player's name, asked on the terminal; Enter takes the suggestion."""
+    print("Other players see you by a name, kept in your settings (change it with --name).")
+    while True:
+        try:
+            answer = input(f"Your name [{suggestion}]: ").strip()
+        except EOFError:
+            answer = ""
+        name = answer or suggestion
+        if valid_name(name):
+            return name
+        print(f"A name is 1 to {MAX_NAME} printable characters.")

@@ -13,9 +13,11 @@ from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.links import BadLink, is_link, race_link
+from client_cli.links import parse as parse_link
 from client_cli.messages import ServerError
 from client_cli.play import Play
-from client_cli.runner import Context, play_game
+from client_cli.runner import Context, PlainFront, play_game
 from client_cli.session import GameSession, Seat
 
 log = logging.getLogger(__name__)
@@ -78,12 +80,15 @@ def register(subparsers: Any) -> None:
         actions,
         "join",
         help="join a race by its code (or come back to one you left)",
-        description="Join the race with code CODE and wait for its host to start it; if you "
-        "are already playing in it, carry on where you left off.\n\n" + PLAY_HELP,
-        epilog="example: solitaire race join 7K3M2PQX9ABC",
+        description="Join the race the host shared, by its link (which names the server too) "
+        "or its code (on the server you use), and wait for its host to start it; if you are "
+        "already playing in it, carry on where you left off.\n\n" + PLAY_HELP,
+        epilog="examples: solitaire race join https://play.example.org/r/7K3M2PQX9ABC\n"
+        "          solitaire race join 7K3M2PQX9ABC",
     )
-    join.add_argument("code", metavar="CODE",
-                      help="the race code the host shares (12 characters; any case)")  # fmt: skip
+    join.add_argument("code", metavar="LINK|CODE",
+                      help="the race's link (http(s)://HOST[:PORT]/r/CODE: its server is "
+                      "used, and saved once it answers) or its code (12 characters)")  # fmt: skip
     join.set_defaults(func=run_join)
 
 
@@ -146,8 +151,12 @@ def run_new(args: argparse.Namespace) -> int:
         session.host = session.me
         play.take(reply, reply=True)
         code = session.race
-        if not ctx.plain:
-            print(f"Race code: {code}  (others join with: solitaire race join {code})")
+        link = race_link(session.web, code)
+        if ctx.plain:
+            # One line that a script can hand to friends as it is.
+            PlainFront().message({"t": "link", "race": code, "url": link})
+        else:
+            print(f"Race code: {code}  (others join with: solitaire race join {link})")
 
     return asyncio.run(play_game(ctx, session, setup))
 
@@ -163,7 +172,16 @@ def race_code(text: str) -> str | None:
 
 
 def run_join(args: argparse.Namespace) -> int:
-    code = race_code(args.code)
+    text = args.code
+    if is_link(text):
+        try:
+            link = parse_link(text)
+        except BadLink as exc:
+            print(f"solitaire: {exc}", file=sys.stderr)
+            return 2
+        # The link's server is the race's: it takes the place of --server.
+        args.server, text = link.server, link.code
+    code = race_code(text)
     if code is None:
         return 2
     return join_race(build_context(args), code)

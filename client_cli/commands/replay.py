@@ -28,6 +28,7 @@ from client_cli.replay import (
 )
 from client_cli.runner import Context
 from client_cli.session import clock
+from client_cli.words import count
 
 KEYS_HELP = (
     "Keys: Right and Left (or l and h) step one move, Home and End jump to the deal and to "
@@ -148,9 +149,8 @@ async def fetch(ctx: Context, request: p.Replay) -> p.ReplayReply | None:
 def ended(replay: p.ReplayReply) -> str:
     r = replay.result
     place = f", #{r.rank} of {r.of}" if r.rank is not None else ""
-    return (
-        f"{outcome(r)}, score {r.score}/{r.max_score}, {r.moves} moves, {clock(r.time_ms)}{place}"
-    )
+    moves = count(r.moves, "move")
+    return f"{outcome(r)}, score {r.score}/{r.max_score}, {moves}, {clock(r.time_ms)}{place}"
 
 
 def web_line(replay: p.ReplayReply, ctx: Context) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 import protocol as p
 from client_cli.commands import add_command, game_arg
+from client_cli.words import count
 from engine.solve import solve
 
 SEED_MAX = p.SEED_MAX
@@ -90,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
         f"searched {result.nodes} positions in {result.seconds:.3f} s (budget {args.budget_s:g} s)"
     )
     if result.verdict == "won":
-        print(f"winning line, {len(result.moves)} moves:")
+        print(f"winning line, {count(len(result.moves), 'move')}:")
         print(textwrap.fill(" ".join(result.moves), 78))
     elif result.verdict == "gave_up" and result.best_line:
-        print(f"best line found, {len(result.best_line)} moves:")
+        print(f"best line found, {count(len(result.best_line), 'move')}:")
         print(textwrap.fill(" ".join(result.best_line), 78))
     return 0

@@ -165,7 +165,7 @@ def watch(server: ServerProcess, sock: Path, tmp: str) -> None:
         return Pane(sock, f"w-{name}", f"{env} {BIN}/solitaire {line}")
 
     alice = player("alice", "a", "race new quatorze --seed 1")
-    code = alice.wait("Share it:").split("race join ", 1)[1].split()[0]
+    code = alice.wait("Share it:").split("/r/", 1)[1].split()[0]
     bob = player("bob", "b", f"race join {shlex.quote(code)}")
     alice.wait("bob")
     sam = player("sam", "s", f"watch {shlex.quote(code)}")
@@ -231,7 +231,7 @@ def main(what: list[str]) -> None:
                 args = f"--server {server.ws_url} --name alice race new {game} --seed 1"
                 args += f" --log-file {LOGS}/alice-{game}.log"
                 alice = Pane(sock, f"a-{game}", f"{env} {BIN}/solitaire {args}")
-                code = alice.wait("Share it:").split("race join ", 1)[1].split()[0]
+                code = alice.wait("Share it:").split("/r/", 1)[1].split()[0]
                 env_b = f"env XDG_CONFIG_HOME={tmp}/b LANG=C.UTF-8 TERM=xterm-256color"
                 join = f"--server {server.ws_url} --name bob race join {shlex.quote(code)}"
                 join += f" --log-file {LOGS}/bob-{game}.log"

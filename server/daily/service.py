@@ -174,6 +174,7 @@ class DailyService:
             time_ms=elapsed_ms(record, end),
             won=record.won,
             new=new,
+            resigned=record.resigned,
         )
 
     async def finished(self, record: GameRecord) -> None:

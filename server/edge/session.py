@@ -231,10 +231,10 @@ class Session:
         a token makes one)."""
         ctx, address = self.ctx, self.ws.address
         if request.token is not None:
-            return await ctx.players.hello(request, self.uid)
+            return self._public(await ctx.players.hello(request, self.uid))
         await ctx.new_players.take(address)
         try:
-            return await ctx.players.hello(request, self.uid)
+            return self._public(await ctx.players.hello(request, self.uid))
         except p.Refused:
             # No player was made (a taken name, a wrong version, the store failing).
             try:
@@ -243,6 +243,14 @@ class Session:
                 log.warning("connection %s: new player of %s not given back: %s",
                             self.uid, address, exc)  # fmt: skip
             raise
+
+    def _public(self, welcomed: tuple[Who, list[p.Message]]) -> tuple[Who, list[p.Message]]:
+        """The welcome with the server's public address, when its operator set one."""
+        url = self.ctx.config.public_url
+        who, replies = welcomed
+        if url is not None and replies and isinstance(replies[0], p.Welcome):
+            replies[0].url = url
+        return who, replies
 
     # ------------------------------------------------------------ sending
 

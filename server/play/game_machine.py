@@ -277,9 +277,11 @@ def decide_move(
         earlier = live.tail[n - live.base] if n >= live.base else stored
         if earlier == move:
             return Retransmission()
-        raise p.Refused(p.OUT_OF_ORDER, f"move {n} was {earlier!r}; {count} moves applied")
+        applied = f"{count} move{'' if count == 1 else 's'} applied"
+        raise p.Refused(p.OUT_OF_ORDER, f"move {n} was {earlier!r}; {applied}")
     if n > count:
-        raise p.Refused(p.OUT_OF_ORDER, f"{count} moves applied so far, not {n}")
+        applied = f"{count} move{'' if count == 1 else 's'} applied"
+        raise p.Refused(p.OUT_OF_ORDER, f"{applied} so far, not {n}")
     rec = live.record
     _check_open(rec, now_us // 1000)
     cap = rules.max_moves(rec.kind)

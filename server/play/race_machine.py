@@ -612,7 +612,8 @@ class RaceMachine:
 
     def result(self, games: list[GameRecord]) -> p.Result:
         """The race's result from its seats' final records (all finished): by score, then
-        time, then moves; equal seats share a rank, listed in the order they finished."""
+        not resigned before resigned, then time, then moves; equal seats share a rank,
+        listed in the order they finished."""
         race = self.race
         seat_index = {s.player: i for i, s in enumerate(race.seats)}
 
@@ -621,7 +622,7 @@ class RaceMachine:
 
         order = ranked(
             games,
-            key=lambda g: rank_key(g.score, time_ms(g), g.moves),
+            key=lambda g: rank_key(g.score, g.resigned, time_ms(g), g.moves),
             finish_order=lambda g: (
                 g.finished_at_ms,
                 g.finished_at_us,

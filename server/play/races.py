@@ -25,6 +25,7 @@ from server.play.bot_races import StartedBotRaces
 from server.play.bot_seats import bot_seat, is_bot
 from server.play.cache import LiveGames
 from server.play.effects import Applier
+from server.play.offers import rematch_offer
 from server.play.optimistic import Optimistic, Plan, answer, done
 from server.play.players import Who
 from server.play.race_machine import (
@@ -117,6 +118,10 @@ class Races:
             await self.store.listen(races=[code])
             if any(isinstance(r, p.Result) for r in step.replies):
                 log.info("race %s: result sent again to player %s", code, who.player)
+                # A rematch asked for while this seat was away: the `rematch` it missed.
+                offer = await rematch_offer(self.store, machine.race)
+                if offer is not None:
+                    return [*step.replies, offer]
             elif len(step.replies) > 1:
                 log.info("race %s: player %s is back in the running race", code, who.player)
         else:

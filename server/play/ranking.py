@@ -1,8 +1,9 @@
 """Ranking of finished games, shared by races (and usable by leaderboards).
 
-PROTOCOL.md: score (higher first), then time_ms (lower first), then moves
-(fewer first); entries equal on all three share a rank (1, 2, 2, 4) and keep
-the order in which they finished.
+docs/protocol.md, "Races": score (higher first), then a game that was not
+resigned before one that was (giving up early must not beat playing on), then
+time_ms (lower first), then moves (fewer first); entries equal on all four
+share a rank (1, 2, 2, 4) and keep the order in which they finished.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def rank_key(score: int, time_ms: int, moves: int) -> tuple[int, int, int]:
-    return (-score, time_ms, moves)
+RankKey = tuple[int, bool, int, int]
+
+
+def rank_key(score: int, resigned: bool, time_ms: int, moves: int) -> RankKey:
+    return (-score, resigned, time_ms, moves)
 
 
 def ranked(
     entries: Sequence[T],
-    key: Callable[[T], tuple[int, int, int]],
+    key: Callable[[T], RankKey],
     finish_order: Callable[[T], tuple[int, ...]],
 ) -> list[tuple[int, T]]:
     """(rank, entry) pairs, best first, with shared ranks for equal keys."""

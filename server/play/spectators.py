@@ -22,6 +22,7 @@ from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.cache import LiveGames
 from server.play.game_machine import LiveGame
+from server.play.offers import rematch_offer
 from server.play.players import Who
 from server.play.race_machine import RaceMachine, RaceRules, normalise_code, not_found
 from server.store.events import SeatSeen
@@ -131,7 +132,9 @@ class Spectating:
     async def page(self, code: str) -> tuple[list[p.Message], int]:
         """What the race's page shows: what `watch` answers a visitor, and when."""
         look = await self.look(code)
-        return look.replies(None, self.rules), look.now_ms
+        messages = look.replies(None, self.rules)
+        offer = await rematch_offer(self.store, look.race)  # linked from a finished race's page
+        return ([*messages, offer] if offer is not None else messages), look.now_ms
 
     async def _board(self, gid: str, record: GameRecord) -> LiveGame | None:
         """The seat's game as `record` (just read) has it: a player's game cached here if it

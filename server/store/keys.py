@@ -47,6 +47,7 @@ multi-key command or script touches keys of a single slot:
 
     {ns:day:GAME:DATE}:board        zset   one member per finished attempt of that day
     {ns:day:GAME:DATE}:entries      hash   player -> SEQ(10 digits) + JSON entry
+    {ns:day:GAME:DATE}:layout       string 2 once the board packs the resigned bit (store/boards.py)
     {ns:day:GAME:DATE}:deal         hash   the day's deal: seed, line, par, candidates, proven
                                            (written once, by server/daily/deals.py)
     {ns:day:GAME:DATE}:deal_lock    string lock: the instance searching for that deal
@@ -177,6 +178,9 @@ class Keys:
 
     def day_entries(self, game: str, date: str) -> str:
         return self._day(game, date) + ":entries"
+
+    def day_layout(self, game: str, date: str) -> str:
+        return self._day(game, date) + ":layout"
 
     def day_deal(self, game: str, date: str) -> str:
         return self._day(game, date) + ":deal"

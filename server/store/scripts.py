@@ -136,9 +136,12 @@ return 0
 
 # Records a day's result once: a second result of the same player for the same day changes
 # nothing (returns 0), so callers may retry freely. Returns the finishing sequence number.
+# KEYS: board zset, rows hash, layout. ARGV: player, packed, row JSON, layout (set by the
+# first result of a board: a board begun by this version needs no upgrade).
 RECORD_DAY = """
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 0 end
 local seq = redis.call('HLEN', KEYS[2]) + 1
+if seq == 1 then redis.call('SET', KEYS[3], ARGV[4]) end
 local prefix = string.format('%010d', seq)
 redis.call('HSET', KEYS[2], ARGV[1], prefix .. ARGV[3])
 redis.call('ZADD', KEYS[1], ARGV[2], prefix .. ':' .. ARGV[1])

@@ -83,11 +83,19 @@ class Terminal:
 class Bot:
     """`solitaire --plain ...` on pipes: write lines to it, read its JSON lines."""
 
-    def __init__(self, config_home: Path, *args: str) -> None:
+    def __init__(
+        self,
+        config_home: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        prefix: list[str] | None = None,
+    ) -> None:
+        """`env`: more environment variables; `prefix`: a command line that runs the client
+        (another network namespace: tests/support/netns.py)."""
         config_home.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "XDG_CONFIG_HOME": str(config_home)}
+        env = {**os.environ, "XDG_CONFIG_HOME": str(config_home), **(env or {})}
         self.proc = subprocess.Popen(
-            [SOLITAIRE, "--plain", *args],
+            [*(prefix or []), SOLITAIRE, "--plain", *args],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -9,8 +9,12 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from client_harness import SOLITAIRE, Terminal
+from support import netns
 from support.server_proc import ServerProcess
+
+from client_cli.config import DEFAULT_SERVER
 
 
 def solitaire(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -95,5 +99,68 @@ def test_a_taken_name_is_refused_with_a_way_out(server: ServerProcess, tmp_path:
     assert out.returncode == 1
     assert "the name 'zed' is taken" in out.stderr and "(name_taken)" in out.stderr
     assert "--name NAME" in out.stderr
+    # The server answered, so its address is right: no advice about choosing a server.
+    assert "--server HOST:PORT" not in out.stderr and "address" not in out.stderr, out.stderr
     out = solitaire(tmp_path / "b", "--server", server.ws_url, "--name", "zed2", "stats")
     assert out.returncode == 0, out.stderr
+
+
+def test_export_on_a_machine_that_never_saved_a_server_takes_the_default(tmp_path: Path) -> None:
+    out = solitaire(tmp_path / "fresh", "account", "export")
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr
+    assert f"this machine has no player on {DEFAULT_SERVER} yet" in out.stderr
+
+
+def test_the_default_server_is_saved_after_a_session_and_exported(
+    redis_namespace: str, tmp_path: Path
+) -> None:
+    """A player who never names a server plays on the default one (127.0.0.1:8765): after a
+    session the settings say so, and `account export` gives that player's code. The server
+    runs on the default port in a network namespace of its own, with the client."""
+    reason = netns.unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    port = int(DEFAULT_SERVER.rsplit(":", 1)[1].split("/")[0])
+    home = tmp_path / "home"
+    home.mkdir()
+    with netns.Machine.linked() as box:
+        server = ServerProcess(None, redis_namespace, tmp_path / "server", port=port,
+                               host="0.0.0.0", address=box.address,
+                               prefix=box.command([]))  # fmt: skip
+        server.start()
+        try:
+            env = {"XDG_CONFIG_HOME": str(home), "PATH": "/usr/bin:/bin"}
+            run = subprocess.run(box.command([SOLITAIRE, "--name", "dee", "--plain", "stats"]),
+                                 env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+            assert run.returncode == 0, run.stderr
+            assert json.loads(run.stdout)["name"] == "dee"
+        finally:
+            server.stop()
+    saved = settings(home)
+    assert saved["server"] == DEFAULT_SERVER
+    assert set(saved["tokens"]) == {DEFAULT_SERVER}
+    out = solitaire(home, "account", "export")
+    assert out.returncode == 0, out.stderr
+    assert f"of dee on {DEFAULT_SERVER}" in out.stderr
+    assert out.stdout.startswith("sr1.")
+
+
+def test_the_first_run_asks_for_a_name_suggesting_the_login_name(
+    terminals: Callable[..., Terminal], server: ServerProcess, tmp_path: Path
+) -> None:
+    term = terminals("newbie", "--server", server.ws_url, "stats", env={"LOGNAME": "jdoe"})
+    term.wait_for(r"Your name \[jdoe\]:")
+    term.enter("Zoë")
+    term.wait_for(r"\[exited 0\]")
+    assert settings(tmp_path / "players" / "newbie")["name"] == "Zoë"
+    # Asked once: the next run uses the name chosen.
+    again = terminals("newbie", "--server", server.ws_url, "stats", env={"LOGNAME": "jdoe"})
+    again.wait_for(r"\[exited 0\]")
+    assert "Your name" not in again.screen()
+    # Enter takes the suggestion.
+    other = terminals("other", "--server", server.ws_url, "stats", env={"LOGNAME": "jdoe"})
+    other.wait_for(r"Your name \[jdoe\]:")
+    other.enter()
+    other.wait_for(r"\[exited 0\]")
+    assert settings(tmp_path / "players" / "other")["name"] == "jdoe"

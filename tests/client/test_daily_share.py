@@ -50,7 +50,7 @@ def test_a_bot_gets_the_share_text_after_its_attempt(server: ServerProcess, tmp_
     lines = share.splitlines()
     assert lines[:2] == [
         f"solitaire-race · Quatorze daily {state['date']}",
-        f"{won} · {me['score']}/52 · {len(played)} moves · "
+        f"{won} · {me['score']}/52 · {len(played)} move{'' if len(played) == 1 else 's'} · "
         f"{me['time_ms'] // 60000}:{me['time_ms'] // 1000 % 60:02} · #1 of 1",
     ]
     assert len(lines) == 3 and len(lines[2]) == 10 and set(lines[2]) <= set(BARS)

@@ -42,6 +42,27 @@ def test_hyphenless_moves_and_d_for_deal() -> None:
     assert resolve("d", doublets).move == "deal"
 
 
+def test_every_short_form_gives_the_engines_reason() -> None:
+    """Hopscotch with a card on the waste: `d` goes to the server as `deal` does (which
+    refuses it: the waste is not empty), and a pile with no move says why."""
+    game = engine.new_game("hopscotch", 1)
+    game.play("deal")
+    view = game.view()
+    legal = legal_moves(view)
+    assert "deal" not in legal
+    assert resolve("d", legal, "hopscotch", view).move == "deal"
+    assert resolve("deal", legal, "hopscotch", view).move == "deal"
+    assert resolve("r1", legal, "hopscotch", view).problem == "No legal move from r1: r1 is empty"
+    stock = resolve("s", legal, "hopscotch", view).problem
+    assert stock == "No legal move from s: the stock's cards come out with 'deal'"
+    # Without its hyphen an illegal move still goes to the server, like the full move.
+    assert "w-f0" not in legal and resolve("wf0", legal, "hopscotch", view).move == "w-f0"
+    doublets = engine.new_game("doublets", 1).view()
+    assert resolve("w", legal_moves(doublets), "doublets", doublets).problem == (
+        "No legal move from w: w is empty"
+    )
+
+
 def test_bakers_game_column_short_form() -> None:
     legal = legal_moves(engine.new_game("bakers_game", 1).view())
     # t1's top 9♣ may go to four free cells or onto t7's 10♣: several moves.

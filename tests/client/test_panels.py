@@ -130,3 +130,20 @@ def test_a_past_days_board_ends_with_its_par_and_winning_line() -> None:
         "Par 3: a winning line found by the solver:",
         "c0-c15 c0-c2 c0-c1",
     ])  # fmt: skip
+
+
+def test_a_resigned_attempt_says_so_on_the_board() -> None:
+    """At equal score a resigned attempt ranks after one played out: the row says why."""
+    day = msgspec.convert({
+        "game": "quatorze", "date": "2026-11-28", "total": 2,
+        "entries": [
+            {"rank": 1, "player": "b", "name": "bea", "score": 8, "moves": 30,
+             "time_ms": 600_000, "won": False},
+            {"rank": 2, "player": "q", "name": "quin", "score": 8, "moves": 4,
+             "time_ms": 5_000, "won": False, "resigned": True},
+        ]}, LeaderboardReply)  # fmt: skip
+    rows = plain_text(leaderboard_lines(day, "me", PLAIN)).splitlines()[-2:]
+    assert rows == [
+        "    1 bea                  8    30   10:00",
+        "    2 quin                 8     4    0:05 resigned",
+    ]

@@ -13,6 +13,8 @@ from client_harness import SOLITAIRE, Bot, Terminal
 from support.server_proc import ServerFactory, ServerProcess
 
 import engine
+from client_cli.practice_deals import told, winnable_deal
+from engine.solve import solve
 
 SEED = 2  # a Baker's Game deal the solver wins
 
@@ -111,3 +113,43 @@ def test_race_new_with_bots_in_plain_mode(servers: ServerFactory, tmp_path: Path
         assert bot.wait() == 0
     finally:
         bot.kill()
+
+
+def test_a_practice_deal_is_one_the_solver_wins_unless_any_deal_is_asked(
+    server: ServerProcess, tmp_path: Path
+) -> None:
+    """Without --seed the deal is winnable: the solver wins it (a search of its own here,
+    with the client's bound), and the client says so; --any-deal takes a deal unsearched."""
+    from client_cli.practice_deals import BUDGET_NODES, BUDGET_S
+
+    for run in range(3):
+        bot = Bot(tmp_path / f"p{run}", "--server", server.ws_url, "--name", f"pr{run}",
+                  "practice", "bakers_game")  # fmt: skip
+        try:
+            state = bot.next("state")
+            notice = bot.next("notice")
+            seed = state["seed"]
+            assert notice["msg"].startswith(f"Deal {seed} is winnable: the solver won it.")
+            result = solve("bakers_game", seed, budget_nodes=BUDGET_NODES, budget_s=BUDGET_S)
+            assert result.verdict == "won"
+        finally:
+            bot.kill()
+    bot = Bot(tmp_path / "any", "--server", server.ws_url, "--name", "anyd",
+              "practice", "bakers_game", "--any-deal")  # fmt: skip
+    try:
+        assert bot.next("state")["kind"] == "practice"
+        assert not any(m.get("t") == "notice" and "winnable" in m["msg"] for m in bot.seen)
+    finally:
+        bot.kill()
+
+
+def test_the_deal_picker_skips_a_deal_the_solver_proves_unwinnable() -> None:
+    # Baker's Game 500082800: the solver proves it unwinnable within 0.05 s.
+    assert solve("bakers_game", 500082800, budget_s=1.0).verdict == "unwinnable"
+    picked = winnable_deal("bakers_game", 500082800)
+    assert picked.proven and picked.seed != 500082800 and picked.tried >= 2
+    assert solve("bakers_game", picked.seed, budget_s=1.0).verdict == "won"
+    # When nothing is won within the bound the first deal is dealt, and said unproven.
+    unproven = winnable_deal("bakers_game", 500082800, budget_nodes=1, max_candidates=2)
+    assert (unproven.seed, unproven.proven, unproven.tried) == (500082800, False, 2)
+    assert "proven winnable" in told(unproven) and "no deal of 2 tried" in told(unproven)

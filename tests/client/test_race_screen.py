@@ -16,6 +16,8 @@ from client_deals import QUATORZE_SEED, QUATORZE_WIN
 from client_harness import Terminal
 from support.server_proc import ServerFactory, ServerProcess
 
+import engine
+
 CODE = re.compile(r"Race code\s+([2-9A-HJ-NP-Z]{12})")
 
 
@@ -26,7 +28,7 @@ def open_lobby(
     alice = terminals("alice", "--server", server.ws_url, "--name", "alice", *alice_args,
                       "race", "new", "quatorze", "--seed", str(QUATORZE_SEED))  # fmt: skip
     code = alice.wait_for(CODE.pattern).group(1)
-    assert f"solitaire race join {code}" in alice.screen()
+    assert f"{server.http_url}/r/{code}" in alice.screen()
     # bob's terminal has no colours (NO_COLOR) and he asks for ASCII suits.
     bob = terminals("bob", "race", "join", code, "--server", server.ws_url, "--name", "bob",
                     "--ascii", env={"NO_COLOR": "1"})  # fmt: skip
@@ -119,6 +121,24 @@ def test_tab_completion_short_forms_and_an_illegal_move(
     alice.wait_for(r"Moves\s+1")
 
 
+def an_illegal_pair(played: list[str]) -> tuple[str, str]:
+    """A well-formed Quatorze move that is illegal after `played`, and the engine's reason."""
+    game = engine.new_game("quatorze", QUATORZE_SEED)
+    for move in played:
+        game.play(move)
+    legal = set(game.legal_moves())
+    for a in range(25):
+        for b in range(a + 1, 25):
+            move = f"c{a}-c{b}"
+            if move in legal:
+                continue
+            try:
+                game.copy().play(move)
+            except engine.IllegalMove as exc:
+                return move, str(exc)
+    raise AssertionError("no illegal pair")
+
+
 def test_the_server_dies_mid_game_and_the_client_carries_on(
     terminals: Callable[..., Terminal], server: ServerProcess, tmp_path: Path
 ) -> None:
@@ -136,14 +156,22 @@ def test_the_server_dies_mid_game_and_the_client_carries_on(
     alice.wait_for(r"Connection lost")
     alice.wait_for(r"retrying in \d+\.\d s")
     assert re.search(r"Moves\s+3", alice.screen())
-    # A move typed while the server is away waits behind the unanswered one.
+    # A move typed while the server is away waits behind the unanswered one, and says so;
+    # so does an illegal one typed after it, which the server then refuses with its reason.
     alice.enter(QUATORZE_WIN[4])
+    alice.wait_for(rf"{QUATORZE_WIN[4]}: pending, sent once the connection is back")
+    illegal, reason = an_illegal_pair(QUATORZE_WIN[:5])
+    alice.enter(illegal)
+    alice.wait_for(rf"{illegal}: pending")
     server.start()
     alice.wait_for(r"Reconnected to the server", timeout=30)
     bob.wait_for(r"Reconnected to the server", timeout=30)
     # The unanswered move was resent with the same n and applied once, then the next.
     alice.wait_for(r"Moves\s+5")
     alice.wait_for(r"Score\s+10 / 52")
+    # The engine's reason, its cards as the screen writes them (A♣ for AC).
+    said = r"\S+".join(re.escape(part) for part in re.split(r"\b[2-9TJQKA][CDHS]\b", reason))
+    alice.wait_for(re.escape(f"Illegal move {illegal}: ") + said)
     resent = [line for line in log.read_text().splitlines() if "resending" in line]
     assert len(resent) == 1 and "'n': 3, 'm': 'c3-c23'" in resent[0], resent
     # The good news gives way once alice types: the help has both notice lines to itself.

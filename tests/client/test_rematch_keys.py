@@ -45,7 +45,7 @@ def test_one_key_asks_for_a_rematch_and_one_key_joins_it(
     new = bob.wait_for(CODE.pattern).group(1)
     assert new != old
     screen = bob.wait_for(r"Press Enter to start the race\.").string
-    assert "bob (host) (you)" in screen and f"solitaire race join {new}" in screen
+    assert "bob (host) (you)" in screen and f"/r/{new}" in screen
     assert "time limit: 600 s" in screen
     # alice's standings say who asks and where; r takes her there.
     screen = alice.wait_for(rf"bob asks for a rematch: press r to join race {new}\.").string

@@ -109,7 +109,8 @@ def test_a_finished_race_plays_back_on_the_screen(
 
     # bob's seat (line 2), by its id, starting at the end.
     bob_gid = f"r.{code}.{welcomes['bob']['player']}"
-    other = terminals("viewer", "--server", server.ws_url, "replay", bob_gid, "--at", "end")
+    other = terminals("viewer", "--server", server.ws_url, "--name", "viewer", "replay", bob_gid,
+                      "--at", "end")  # fmt: skip
     screen = other.wait_for(r"Move\s+2 / 2").string
     assert re.search(r"Ended\s+resigned", screen) and "#2 of 2" in screen
 

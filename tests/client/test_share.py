@@ -43,3 +43,9 @@ def test_the_share_text_tells_no_card_move_or_deal() -> None:
         "solitaire-race - Baker's Game daily 2026-11-30\n"
         "Not won - 11/52 - 130 moves - 1:02:03 - #9 of 9"
     )
+
+
+def test_one_move_is_one_move_not_one_moves() -> None:
+    quick = Entry(rank=1, player="5f0c", name="ann", score=2, moves=1, time_ms=4_000, won=False)
+    text = share_text("quatorze", "2026-11-29", quick, 1, unicode=False)
+    assert " - 1 move - " in text and "moves" not in text

@@ -46,8 +46,8 @@ async def play(client: Client, state: dict, count: int) -> dict:
     return state
 
 
-def rank_key(e: dict) -> tuple[int, int, int]:
-    return (-e["score"], e["time_ms"], e["moves"])
+def rank_key(e: dict) -> tuple[int, bool, int, int]:
+    return (-e["score"], e.get("resigned", False), e["time_ms"], e["moves"])
 
 
 async def test_two_days_of_daily_play(servers: ServerFactory, redis: aioredis.Redis) -> None:

@@ -87,7 +87,8 @@ def test_a_past_days_board_links_replays_that_step_through_the_game(
         assert "<b>x</b> & co's daily challenge of" in page.text
         assert f"Move {n} of {len(moves)}" in page.text
         how = "Resigned" if not state["finished"] else "Won" if state["won"] else "No moves left"
-        assert f"{how} · score {state['score']}/52 · {len(moves)} moves" in page.text
+        played = f"{len(moves)} move{'' if len(moves) == 1 else 's'}"
+        assert f"{how} · score {state['score']}/52 · {played}" in page.text
         assert "rank 1 of 1" in page.text and f"Deal seed {seed}" in page.text
         position = engine.replay(GAME, seed, moves[:n])
         assert page.pre == [as_shown(engine.render_text(position.view()))]
@@ -104,7 +105,9 @@ def test_a_past_days_board_links_replays_that_step_through_the_game(
         url = today.http_url + links["Next ▶"]
 
     # The policy names the script by its hash; nothing else may run.
-    with urllib.request.urlopen(f"{today.http_url}/replay/{gid}?n=5", timeout=10) as r:
+    # (The last position: the day's deal may have ended before five moves.)
+    last = len(moves)
+    with urllib.request.urlopen(f"{today.http_url}/replay/{gid}?n={last}", timeout=10) as r:
         headers, body = r.headers, r.read().decode()
     script = re.search(r"<script>(.*?)</script>", body, re.S)[1]
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
@@ -112,6 +115,6 @@ def test_a_past_days_board_links_replays_that_step_through_the_game(
     assert f"script-src 'sha256-{digest}'" in csp and "default-src 'none'" in csp
     assert "unsafe-inline'; base" not in csp.split("script-src")[1]
     assert "Next ▶" in body and 'href="/replay/' in body
-    for bad in ("?n=6", "?n=-1", "?n=x"):
+    for bad in (f"?n={last + 1}", "?n=-1", "?n=x"):
         assert http_get(f"{today.http_url}/replay/{gid}{bad}")[0] == 400
     assert player in body  # the gid names the player, as the leaderboard's JSON does

@@ -35,8 +35,10 @@ def keys(redis_namespace: str) -> Keys:
     return Keys(redis_namespace)
 
 
-def res(player: str, score: int, time_ms: int, moves: int, won: bool = False) -> Result:
-    return Result(player, f"name-{player}", score, moves, time_ms, won)
+def res(
+    player: str, score: int, time_ms: int, moves: int, won: bool = False, resigned: bool = False
+) -> Result:
+    return Result(player, f"name-{player}", score, moves, time_ms, won, resigned=resigned)
 
 
 def test_daily_seed_is_hmac_of_date_and_game_in_range() -> None:
@@ -64,11 +66,12 @@ def test_utc_date_and_parse_date() -> None:
 
 
 def test_packing_orders_score_then_time_then_moves_below_2_pow_53() -> None:
-    assert pack_day(52, 10_000, 100) < pack_day(51, 1, 1)  # higher score first
-    assert pack_day(10, 999, 500) < pack_day(10, 1000, 1)  # then lower time
-    assert pack_day(10, 1000, 99) < pack_day(10, 1000, 100)  # then fewer moves
-    assert pack_day(0, 2**40, 2**20) == 2**53 - 1  # worst, clipped, still exact
-    assert pack_day(63, 0, 0) == 0
+    assert pack_day(52, True, 10_000, 100) < pack_day(51, False, 1, 1)  # higher score first
+    assert pack_day(10, False, 86_400_000, 500) < pack_day(10, True, 1, 1)  # then not resigned
+    assert pack_day(10, True, 999, 500) < pack_day(10, True, 1000, 1)  # then lower time
+    assert pack_day(10, False, 1000, 99) < pack_day(10, False, 1000, 100)  # then fewer moves
+    assert pack_day(0, True, 2**40, 2**20) == 2**53 - 1  # worst, clipped, still exact
+    assert pack_day(63, False, 0, 0) == 0
     assert pack_all_time(3, 0) < pack_all_time(2, 10**6)
     assert pack_all_time(3, 101) < pack_all_time(3, 100)
     assert pack_all_time(0, 0) == 2**53 - 1
@@ -91,6 +94,19 @@ async def test_ties_share_a_rank_and_list_in_finishing_order(
     b2 = await store.board(GAME, "2026-03-15", asker="aa")
     assert [(e.rank, e.player) for e in b2.entries] == [(1, "zz"), (1, "aa")]
     assert b2.me is not None and b2.me.rank == 1 and b2.me.player == "aa"
+
+
+async def test_at_equal_score_a_resigned_attempt_ranks_after_one_played_out(
+    redis: aioredis.Redis, keys: Keys
+) -> None:
+    store = LeaderboardStore(redis, keys)
+    await store.record_day(GAME, DAY, res("quitter", 8, 1_000, 0, resigned=True))
+    await store.record_day(GAME, DAY, res("stayer", 8, 600_000, 80))
+    await store.record_day(GAME, DAY, res("better", 9, 900_000, 90, resigned=True))
+    board = await store.board(GAME, DAY, asker="quitter")
+    got = [(e.rank, e.player, e.resigned) for e in board.entries]
+    assert got == [(1, "better", True), (2, "stayer", False), (3, "quitter", True)]
+    assert board.me is not None and board.me.rank == 3
 
 
 async def test_a_second_result_for_the_same_day_changes_nothing(

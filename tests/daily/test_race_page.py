@@ -33,8 +33,26 @@ def http_get(url: str) -> tuple[int, dict[str, str], str]:
         return e.code, dict(e.headers), e.read().decode()
 
 
+SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+
+
 def card_names(text: str) -> set[str]:
-    return set(re.findall(r"\b[A2-9TJQK][CDHS]\b", text))
+    """The cards a text names, as letter codes (AC) or as the pages write them (A♣, 10♥)."""
+    codes = set(re.findall(r"\b[A2-9TJQK][CDHS]\b", text))
+    symbols = {v: k for k, v in SUITS.items()}
+    for rank, suit in re.findall(r"(10|[A2-9JQK])([♣♦♥♠])", text):
+        codes.add(("T" if rank == "10" else rank) + symbols[suit])
+    return codes
+
+
+def as_on_the_pages(drawing: str) -> str:
+    """The engine's text drawing with its cards written as the web pages write them: 10♥
+    for TH (the replay page's style), face-down cards and empty piles as they are."""
+    return re.sub(
+        r"\b([A2-9TJQK])([CDHS])\b",
+        lambda m: ("10" if m.group(1) == "T" else m.group(1)) + SUITS[m.group(2)],
+        drawing,
+    )
 
 
 async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
@@ -83,13 +101,17 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         assert seen.headings == [f"Quatorze · race {code}"]
         assert HOSTILE in seen.text and "Running · 2 players" in seen.text
         # One board per seat in seat order, each the engine's drawing of the seat's own
-        # public view less the cards the other seat had not seen (both still play): its
-        # face-down stock is a count, none of its cards named.
+        # public view less the cards the other seat had not seen (both still play), its
+        # cards written as the pages write them: its face-down stock is a count, none of its
+        # cards named.
         cards = allowed(list(histories.values()))
         assert seen.pre == [
-            engine.render_text(fair_view(games[c.player].view(), cards)) for c in (ann, bob)
+            as_on_the_pages(engine.render_text(fair_view(games[c.player].view(), cards)))
+            for c in (ann, bob)
         ]
         assert cards is not None and card_names("".join(seen.pre)) <= cards
+        assert not re.search(r"\b[A2-9TJQK][CDHS]\b", "".join(seen.pre))  # no letter codes
+        assert 'class="c red"' in html  # red suits in red, as on the replay page
         for board, c in zip(seen.pre, (ann, bob), strict=True):
             game = games[c.player]
             hidden = {card for pile in game.HIDDEN for card in game.piles[pile]}
@@ -126,6 +148,18 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         # Over: every board in full, nothing held back any more.
         assert seen.pre == [engine.render_text(games[c.player].view()) for c in (ann, bob)]
         assert "Finished" in seen.text and str(SEED) not in html
+        # Every seat's replay is linked, by its line in the standings.
+        replays = [href for text, href in seen.links if text == "replay"]
+        assert replays == [f"/replay/{code}:1", f"/replay/{code}:2"]
+        for href in replays:
+            assert http_get(server.http_url + href)[0] == 200
+        assert "asked for a rematch" not in seen.text
+        # Once bob asks for a rematch, the page links it.
+        rematch = await bob.request({"t": "rematch", "race": code})
+        assert rematch["t"] == "created"
+        seen = rendered_page(chromium, page)
+        assert (f"race {rematch['race']}", f"/race/{rematch['race']}") in seen.links
+        assert f"{HOSTILE} asked for a rematch" in seen.text
     finally:
         await ann.close()
         await bob.close()

@@ -29,6 +29,16 @@ from deploy_files import ROOT
 from support.podman import Podman
 
 COMPOSE_FILE = ROOT / "docker-compose.yml"
+# Read with it by `docker compose up` (the one instance's published port); the scale profile
+# is run with docker-compose.yml alone (deploy/README.md), which leaves it out.
+COMPOSE_OVERRIDE = ROOT / "docker-compose.override.yml"
+
+
+def compose_files(profiles: list[str]) -> list[Path]:
+    """The files a profile is run with, as deploy/README.md says."""
+    return [COMPOSE_FILE] if "scale" in profiles else [COMPOSE_FILE, COMPOSE_OVERRIDE]
+
+
 SERVICE_START_TIMEOUT_S = 60.0
 HEALTH_INTERVAL_S = 2.0
 COMPOSE_TIMEOUT_S = 300
@@ -135,9 +145,10 @@ class ComposeProject:
 
     def compose(self, *args: str, timeout: float = COMPOSE_TIMEOUT_S) -> str:
         profiles = [arg for p in self.profiles for arg in ("--profile", p)]
+        files = [arg for f in compose_files(self.profiles) for arg in ("-f", str(f))]
         binary = shutil.which("docker-compose") or "docker-compose"
         done = subprocess.run(
-            [binary, "-p", self.name, "-f", str(COMPOSE_FILE), *profiles, *args],
+            [binary, "-p", self.name, *files, *profiles, *args],
             cwd=ROOT,
             # Only what compose needs, so that no SOLITAIRE_* of the test run leaks in.
             env={

@@ -66,3 +66,38 @@ async def test_daily_boards_and_stats_agree_between_cluster_and_single_redis(
             assert [k async for k in plain.scan_iter(match=f"{{{namespace}:*")], node.port
         finally:
             await plain.aclose()
+
+
+async def test_a_day_board_of_the_previous_layout_is_upgraded_on_a_cluster(redis_cluster) -> None:
+    """The upgrade reads each attempt's game record, which lives under its player's hash
+    tag, in another slot than the board: on a cluster it must still find them."""
+    namespace = f"t{uuid.uuid4().hex[:10]}"
+    keys = Keys(namespace)
+    cluster = RedisCluster.from_url(redis_cluster.url)
+    game, date = "quatorze", "2026-03-01"
+    rows = [("a1a1a1a1a1a1a1a1", 4, 5_000, True), ("b2b2b2b2b2b2b2b2", 4, 900_000, False)]
+    try:
+        for seq, (player, score, time_ms, resigned) in enumerate(rows, 1):
+            entry = msgspec.json.encode(
+                {"name": player[:2], "score": score, "moves": 3, "time_ms": time_ms, "won": False}
+            )
+            await cluster.hset(keys.day_entries(game, date), player, f"{seq:010d}".encode() + entry)
+            old = (63 - score) << 47 | time_ms << 16 | 3  # the previous version's packing
+            await cluster.zadd(keys.day_board(game, date), {f"{seq:010d}:{player}": old})
+            meta = keys.game(f"d.{date}.{game}.{player}")
+            assert meta is not None
+            await cluster.hset(meta.meta, "resigned", "1" if resigned else "0")
+        board = await LeaderboardStore(cluster, keys).board(game, date)
+        assert [(e.rank, e.player, e.resigned) for e in board.entries] == [
+            (1, "b2b2b2b2b2b2b2b2", False),
+            (2, "a1a1a1a1a1a1a1a1", True),
+        ]
+    finally:
+        for key in (keys.day_entries(game, date), keys.day_board(game, date),
+                    keys.day_layout(game, date)):  # fmt: skip
+            await cluster.delete(key)
+        for player, *_ in rows:
+            meta = keys.game(f"d.{date}.{game}.{player}")
+            assert meta is not None
+            await cluster.delete(meta.meta)
+        await cluster.aclose()

@@ -30,6 +30,7 @@ from podman_compose import (
     ApiService,
     ComposeProject,
     HealthChecks,
+    compose_files,
     http_status,
     port_is_free,
 )
@@ -68,9 +69,15 @@ def in_profile(service: dict[str, Any], profiles: list[str]) -> bool:
 
 
 def published(profiles: list[str]) -> dict[str, int]:
-    """The host port each service of these profiles publishes (its first)."""
+    """The host port each service of these profiles publishes (its first), in the files
+    that profile is run with."""
     ports = {}
-    for name, service in compose_file()["services"].items():
+    services = compose_file()["services"]
+    for extra in compose_files(profiles)[1:]:  # an override's ports add to the service's
+        for name, service in yaml.safe_load(extra.read_text())["services"].items():
+            merged = services.setdefault(name, {})
+            merged["ports"] = [*merged.get("ports", []), *service.get("ports", [])]
+    for name, service in services.items():
         if in_profile(service, profiles) and service.get("ports"):
             ports[name] = int(str(service["ports"][0]).split(":")[-2])
     return ports

@@ -22,6 +22,7 @@ from server.config import SETTINGS, Config
 from server.workers import stop_timeout_s, usable_cpus, worker_count
 
 COMPOSE = ROOT / "docker-compose.yml"
+COMPOSE_OVERRIDE = ROOT / "docker-compose.override.yml"
 CLUSTER_OVERRIDE = ROOT / "deploy" / "compose.redis-cluster.yml"
 HAPROXY_CFG = ROOT / "deploy" / "haproxy.cfg"
 DOCKERIGNORE = ROOT / ".dockerignore"
@@ -192,6 +193,20 @@ def test_dockerignore_keeps_what_the_build_copies_and_drops_the_rest(stages: lis
         assert not in_build_context(kept_out), kept_out
 
 
+def test_dockerignores_comment_counts_the_packages_it_keeps() -> None:
+    text = DOCKERIGNORE.read_text()
+    kept = re.findall(r"^!(\w+)/$", text, re.M)
+    words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+    said = re.search(r"the (\w+) Python packages", text)
+    assert said is not None and words.get(said.group(1)) == len(kept), (said, kept)
+
+
+def test_image_declares_no_volume(final: Stage) -> None:
+    """A VOLUME would give every container an anonymous volume, unused with REDIS_URL; the
+    embedded store's volume is mounted by whoever runs it (deploy/README.md)."""
+    assert final.all("VOLUME") == []
+
+
 def test_the_images_install_step_ships_every_package_file(
     stages: list[Stage], tmp_path: Path
 ) -> None:
@@ -228,9 +243,33 @@ def test_the_images_install_step_ships_every_package_file(
 # --- compose -----------------------------------------------------------------
 
 
+def merged(base: dict, override: dict) -> dict:
+    """Compose's merge of an override file, for the keys these files use: a service's
+    mappings are merged key by key, its lists (ports) added to."""
+    out = {**base, "services": {n: dict(s) for n, s in base["services"].items()}}
+    for name, svc in override.get("services", {}).items():
+        target = out["services"].setdefault(name, {})
+        for key, value in svc.items():
+            if isinstance(value, list):
+                target[key] = [*target.get(key, []), *value]
+            elif isinstance(value, dict):
+                target[key] = {**target.get(key, {}), **value}
+            else:
+                target[key] = value
+    return out
+
+
 @pytest.fixture(scope="module")
-def compose() -> dict:
+def base_compose() -> dict:
+    """docker-compose.yml alone: what `docker compose -f docker-compose.yml --profile scale`
+    runs."""
     return yaml.safe_load(COMPOSE.read_text())
+
+
+@pytest.fixture(scope="module")
+def compose(base_compose: dict) -> dict:
+    """What `docker compose up` runs: the override file is read with it."""
+    return merged(base_compose, yaml.safe_load(COMPOSE_OVERRIDE.read_text()))
 
 
 def server_services(compose: dict) -> dict[str, dict]:
@@ -267,6 +306,30 @@ def test_compose_publishes_the_servers_port(compose: dict) -> None:
     port = int(env_map(compose["services"]["server"]).get("SOLITAIRE_PORT") or DEFAULT_PORT)
     assert int(container) == port == DEFAULT_PORT
     assert int(host.rsplit(":", 1)[-1]) == DEFAULT_PORT
+
+
+def test_behind_the_balancer_only_the_balancer_is_published(base_compose: dict) -> None:
+    """The scale profile runs docker-compose.yml alone: no instance may be reached around
+    HAProxy (whose checks of client addresses would then be bypassed)."""
+    published = {n for n, s in base_compose["services"].items() if s.get("ports")}
+    assert published == {"lb"}
+
+
+def test_only_the_balancer_is_a_trusted_proxy(base_compose: dict) -> None:
+    """X-Forwarded-For is believed from HAProxy's address alone, which Docker never gives
+    another container: with one instance (no balancer) nobody is trusted."""
+    import ipaddress
+
+    lb_address = base_compose["services"]["lb"]["networks"]["default"]["ipv4_address"]
+    (pool,) = base_compose["networks"]["default"]["ipam"]["config"]
+    assert ipaddress.ip_address(lb_address) in ipaddress.ip_network(pool["subnet"])
+    assert ipaddress.ip_address(lb_address) not in ipaddress.ip_network(pool["ip_range"])
+    for name, svc in server_services(base_compose).items():
+        default = env_map(svc)["SOLITAIRE_TRUSTED_PROXIES"]
+        match = re.fullmatch(r"\$\{SOLITAIRE_TRUSTED_PROXIES:-(.*)\}", default or "")
+        assert match is not None, name
+        trusted = Config.from_args([], {"SOLITAIRE_TRUSTED_PROXIES": match.group(1)})
+        assert trusted.trusted_proxies == (f"{lb_address}/32",), name
 
 
 def test_compose_health_checks_and_start_order(compose: dict) -> None:
@@ -395,7 +458,7 @@ def _compose_command() -> list[str]:
 )
 def test_compose_config_validates(extra: list[str]) -> None:
     command = _compose_command()
-    files = ["-f", str(COMPOSE)]
+    files = ["-f", str(COMPOSE)] + (["-f", str(COMPOSE_OVERRIDE)] if not extra else [])
     if "-f" in extra:
         files, extra = [*files, *extra], []
     out = subprocess.run(

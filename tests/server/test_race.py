@@ -13,11 +13,11 @@ from server.store.keys import Keys
 
 
 def expected_ranking(rows: list[dict]) -> list[tuple[int, str]]:
-    """PROTOCOL.md's ranking, written out independently of the server's code."""
-    order = sorted(rows, key=lambda r: (-r["score"], r["time_ms"], r["moves"]))
+    """docs/protocol.md's ranking, written out independently of the server's code."""
+    order = sorted(rows, key=lambda r: (-r["score"], r["resigned"], r["time_ms"], r["moves"]))
     out, prev, rank = [], None, 0
     for i, r in enumerate(order):
-        key = (r["score"], r["time_ms"], r["moves"])
+        key = (r["score"], r["resigned"], r["time_ms"], r["moves"])
         if key != prev:
             rank = i + 1
         prev = key
@@ -342,4 +342,27 @@ async def test_anyone_joining_a_finished_race_gets_its_result(server):
         assert [m for m in await outsider.quiet(0.3) if m.get("t") in ("lobby", "result")] == []
     finally:
         await outsider.close()
+        await close_all(seats)
+
+
+async def test_at_equal_score_playing_on_ranks_before_resigning_at_once(servers):
+    """ann resigns at once; bob plays no card and runs out of time, with the same score: bob
+    took longer, but giving up early must not beat playing on (docs/protocol.md, Races)."""
+    server = servers.start(env={"SOLITAIRE_MIN_TIME_LIMIT_S": "1"})
+    code, seats, _states = await seat_race(server.ws_url, ["ann", "bob"], "quatorze", 7,
+                                           time_limit_s=2)  # fmt: skip
+    ann, bob = seats
+    try:
+        final = await ann.client.request({"t": "resign", "gid": ann.gid})
+        assert final["finished"] is True
+        result = await bob.client.next("result", race=code, timeout=20)
+        rows = result["standings"]
+        assert [(r["name"], r["rank"], r["resigned"]) for r in rows] == [
+            ("bob", 1, False),
+            ("ann", 2, True),
+        ]
+        assert rows[0]["score"] == rows[1]["score"]
+        assert rows[0]["time_ms"] > rows[1]["time_ms"]
+        assert [(r["rank"], r["player"]) for r in rows] == expected_ranking(rows)
+    finally:
         await close_all(seats)

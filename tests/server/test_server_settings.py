@@ -27,6 +27,9 @@ def test_flags_and_environment_give_the_same_values():
         ({"SOLITAIRE_TRUSTED_PROXIES": "10.0.0.1,proxy"}, "not an address or network: 'proxy'"),
         ({"SOLITAIRE_WORKERS": "-1"}, "SOLITAIRE_WORKERS (or --workers): 0 (one per core) to 256"),
         ({"SOLITAIRE_WORKERS": "many"}, "SOLITAIRE_WORKERS (or --workers): invalid int value"),
+        ({"SOLITAIRE_PUBLIC_URL": "play.example.org"}, "not an http(s) or ws(s) URL with a host"),
+        ({"SOLITAIRE_PUBLIC_URL": "ftp://play.example.org"}, "not an http(s) or ws(s) URL"),
+        ({"SOLITAIRE_PUBLIC_URL": "https://h:99999"}, "not a port in 'https://h:99999'"),
     ],
 )
 def test_a_bad_environment_value_exits_2_naming_it(environ, says, capsys):
@@ -48,3 +51,18 @@ def test_admission_limits_take_zero_for_none_and_proxies_as_networks():
     assert cfg.max_new_players_per_address_per_day == 5
     assert cfg.trusted_proxies == ("10.0.0.7/32", "172.16.0.0/12", "fd00::/8")
     assert Config().max_connections_per_address == 100  # on by default
+
+
+@pytest.mark.parametrize(
+    ("given", "public"),
+    [
+        ("https://play.example.org/", "https://play.example.org"),
+        ("wss://play.example.org/ws", "https://play.example.org"),
+        ("ws://192.0.2.7:8765/ws", "http://192.0.2.7:8765"),
+        ("http://[2001:db8::1]:8765/solitaire/", "http://[2001:db8::1]:8765/solitaire"),
+    ],
+)
+def test_the_public_url_is_kept_as_the_http_address_of_the_pages(given, public):
+    assert Config.from_args(["--public-url", given], {}).public_url == public
+    assert Config.from_args([], {"SOLITAIRE_PUBLIC_URL": given}).public_url == public
+    assert Config().public_url is None

@@ -8,13 +8,16 @@ resignation on them, and close the race with the right result.
 
 from __future__ import annotations
 
+import asyncio
+import re
 import time
+import urllib.request
 
 import redis.asyncio as aioredis
 from support.ws_client import Client
 
 import engine
-from server.domain.ids import practice_gid, race_gid
+from server.domain.ids import daily_gid, practice_gid, race_gid
 from server.store.keys import Keys
 
 CODE = "UPGR4D"
@@ -219,4 +222,60 @@ async def test_a_running_race_stored_by_the_previous_version_is_watched_fairly(
     finally:
         for c in (ann, bob, sam):
             await c.close()
+        await r.aclose()
+
+
+def old_day_packed(score: int, time_ms: int, moves: int) -> int:
+    """A day board's sorted-set score as the version before the resigned tie-break packed it
+    (score, then time, then moves; lower is better)."""
+    return (63 - score) << 47 | time_ms << 16 | moves
+
+
+async def test_a_day_board_stored_before_the_resigned_tie_break_ranks_by_it(
+    server, redis_url, redis_namespace
+):
+    """Three attempts of a past day, stored as the previous version left them: ann resigned
+    at once, bob played on to the end with the same score, cat scored more. After the upgrade
+    bob ranks before ann, though ann took less time; and a new result enters in order."""
+    keys = Keys(redis_namespace)
+    game, date, seed = "quatorze", "2026-03-01", 5
+    r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    viewer = await Client.connect(server.ws_url)
+    try:
+        await viewer.hello("viewer")
+        rows = [  # player, name, score, moves, time_ms, resigned
+            ("a0a0a0a0a0a0a0a0", "ann", 4, 2, 5_000, True),
+            ("b0b0b0b0b0b0b0b0", "bob", 4, 9, 900_000, False),
+            ("c0c0c0c0c0c0c0c0", "cat", 10, 12, 1_000_000, False),
+        ]
+        started = 1_772_323_200_000  # 2026-03-01T00:00Z
+        for seq, (player, name, score, moves, time_ms, resigned) in enumerate(rows, 1):
+            prefix = f"{seq:010d}"
+            entry = f'{{"name":"{name}","score":{score},"moves":{moves},"time_ms":{time_ms},'
+            entry += '"won":false}'
+            await r.hset(keys.day_entries(game, date), player, prefix + entry)
+            await r.zadd(keys.day_board(game, date),
+                         {f"{prefix}:{player}": old_day_packed(score, time_ms, moves)})  # fmt: skip
+            gid = daily_gid(date, game, player)
+            fields = old_game_hash(gid, "daily", game, seed, player, name, started, date=date,
+                                   finished="1", finished_at_ms=str(started + time_ms),
+                                   resigned="1" if resigned else "0", score=str(score),
+                                   moves=str(moves), over="1")  # fmt: skip
+            await r.hset(keys.game(gid).meta, mapping=fields)
+        board = await viewer.request({"t": "leaderboard", "game": game, "date": date})
+        assert board["t"] == "leaderboard", board
+        got = [(e["rank"], e["name"], e.get("resigned", False)) for e in board["entries"]]
+        assert got == [(1, "cat", False), (2, "bob", False), (3, "ann", True)]
+        # The same again (the upgrade is done once), and on the board's web page, which
+        # says which attempt was resigned.
+        again = await viewer.request({"t": "leaderboard", "game": game, "date": date})
+        assert again["entries"] == board["entries"]
+        page = f"{server.http_url}/leaderboard/{game}/{date}"
+        html = await asyncio.to_thread(lambda: urllib.request.urlopen(page, timeout=10).read())
+        rows = re.findall(r"<tr[^>]*><td class=rank>(\d+)</td>.*?</tr>", html.decode(), re.S)
+        assert rows == ["1", "2", "3"]
+        assert html.decode().count(">resigned</span>") == 1
+        assert await r.get(keys.day_layout(game, date)) == "2"
+    finally:
+        await viewer.close()
         await r.aclose()

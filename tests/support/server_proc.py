@@ -50,16 +50,21 @@ class ServerProcess:
     default_data_dir: bool = False
     # Start with this soft open-file limit (under the hard one), as a service manager may.
     soft_open_files: int | None = None
+    # Where it listens (--host), the address this process reaches it at, and a prefix of
+    # its command line (e.g. running it in another network namespace: tests/support/netns.py).
+    host: str = "127.0.0.1"
+    address: str = "127.0.0.1"
+    prefix: list[str] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
     starts: int = 0
 
     @property
     def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
+        return f"ws://{self.address}:{self.port}/ws"
 
     @property
     def http_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.address}:{self.port}"
 
     @property
     def log_path(self) -> Path:
@@ -93,7 +98,15 @@ class ServerProcess:
         log.write(f"---- start #{self.starts}\n".encode())
         log.flush()
         self.proc = subprocess.Popen(
-            [*server_command(), "--host", "127.0.0.1", "--port", str(self.port), *self.args],
+            [
+                *self.prefix,
+                *server_command(),
+                "--host",
+                self.host,
+                "--port",
+                str(self.port),
+                *self.args,
+            ],
             env=env,
             cwd=self.data_dir.parent if self.default_data_dir else None,
             stdin=subprocess.DEVNULL,

@@ -49,6 +49,14 @@ async def test_allowed_origins_setting(servers: ServerFactory) -> None:
         assert (await c.hello("cat"))["t"] == "welcome"
 
 
+async def test_the_public_urls_origin_is_allowed(servers: ServerFactory) -> None:
+    """Behind a proxy that rewrites Host, the page a race link opens is at the public URL."""
+    server = servers.start(env={"SOLITAIRE_PUBLIC_URL": "https://play.example.org/solitaire/"})
+    assert await _status(server.ws_url, "https://play.example.org") == 101
+    assert await _status(server.ws_url, "http://play.example.org") == 403
+    assert await _status(server.ws_url, "https://evil.example") == 403
+
+
 async def test_the_terminal_clients_websocket_library_sends_no_origin() -> None:
     """What websockets' client (the terminal client's) sends: no Origin header at all."""
     seen: list[bytes] = []

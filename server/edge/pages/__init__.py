@@ -49,6 +49,8 @@ NEW_TITLE = "a player made on this day"
 
 def _day_row(e: Entry, replay: str | None) -> str:
     won = '<span class="won" title="won">✓</span>' if e.won else ""
+    if e.resigned:  # why it ranks after an equal score played out
+        won = '<span title="ranked after equal scores played out">resigned</span>'
     top = ' class="top1"' if e.rank == 1 else ""
     new = f' <span class="new" title="{NEW_TITLE}">new</span>' if e.new else ""
     name = escape(e.name)

@@ -1,7 +1,9 @@
 """The race page, /race/CODE: what a spectator is sent on `watch`, as one HTML page.
 
 Every seat's board is the engine's text drawing of that seat's public view (what its own
-player sees), with its score, moves and clock; a finished race adds its standings. While
+player sees), its cards written as on the replay page (10♥, red suits in red), with its
+score, moves and clock; a finished race adds its standings, a link to every seat's replay
+and, when one was asked for, to the rematch. While
 the race is on, the page asks the browser to load it again every REFRESH_S seconds (a
 meta refresh: the pages carry no script). Nothing here reads a seed: a page is made from
 the spectator's messages only, and shows no seed even once the result has one.
@@ -17,6 +19,7 @@ import msgspec
 import engine
 import protocol as p
 from server.edge.pages import _template, format_time, game_title
+from server.edge.pages.replay import board_html, replay_path
 
 REFRESH_S = 2
 
@@ -32,17 +35,30 @@ def _view(board: p.SeatBoard) -> dict[str, Any]:
     return dict(view)
 
 
-def _outcome(board: p.SeatBoard | None, standing: p.Standing | None) -> str:
+def _ending(standing: p.Standing, board: p.SeatBoard | None, limit_ms: int | None) -> str:
+    """How a ranked seat's game ended: won, resigned, stuck (no move left) or time up."""
+    if standing.won:
+        return '<span class="won">won</span>'
+    if standing.resigned:
+        return "resigned"
+    if board is not None and board.over:
+        return "stuck"
+    if limit_ms is not None and standing.time_ms >= limit_ms:
+        return "time up"
+    return "stuck"
+
+
+def _outcome(
+    board: p.SeatBoard | None, standing: p.Standing | None, limit_ms: int | None = None
+) -> str:
     if standing is not None:
-        if standing.won:
-            return '<span class="won">won</span>'
-        return "resigned" if standing.resigned else "finished"
+        return _ending(standing, board, limit_ms)
     if board is None:
         return ""
     if board.won:
         return '<span class="won">won</span>'
     if board.over:
-        return "no moves left"
+        return "stuck"
     return "finished" if board.finished else "playing"
 
 
@@ -52,10 +68,11 @@ def _seat_card(
     board: p.SeatBoard | None,
     progress: p.Progress | None,
     standing: p.Standing | None,
+    limit_ms: int | None = None,
 ) -> str:
     badge = ' <span class="badge">host</span>' if host else ""
     head = f'<h2><span class="name">{escape(seat.name)}{badge}</span>'
-    head += f"<span>{_outcome(board, standing)}</span></h2>"
+    head += f"<span>{_outcome(board, standing, limit_ms)}</span></h2>"
     if board is None:
         return f'<section class="card seat">{head}<p class="figures">waiting</p></section>'
     view = _view(board)
@@ -64,30 +81,44 @@ def _seat_card(
         f"score {board.score} / {view.get('max_score', '?')} · moves {moves} · "
         f"time {format_time(board.elapsed_ms)}"
     )
-    drawing = escape(engine.render_text(view))
+    drawing = board_html(engine.render_text(view))
     return (
         f'<section class="card seat">{head}<div class="figures">{figures}</div>'
         f"<pre>{drawing}</pre></section>"
     )
 
 
-def _standings(result: p.Result) -> str:
+def _standings(
+    result: p.Result,
+    boards: dict[str, p.SeatBoard],
+    limit_ms: int | None,
+    offer: p.RematchOffer | None,
+) -> str:
     rows = []
-    for s in result.standings:
+    for line, s in enumerate(result.standings, 1):
         top = ' class="top1"' if s.rank == 1 else ""
-        how = '<span class="won">won</span>' if s.won else ("resigned" if s.resigned else "")
+        how = _ending(s, boards.get(s.player), limit_ms)
+        replay = escape(f"{replay_path(result.race)}:{line}")  # RACE:LINE, as the client says
         rows.append(
             f"<tr{top}><td class=rank>{s.rank}</td><td class=name>{escape(s.name)}</td>"
             f"<td>{s.score}</td><td>{s.moves}</td><td>{format_time(s.time_ms)}</td>"
-            f"<td>{how}</td></tr>"
+            f'<td>{how}</td><td><a href="{replay}">replay</a></td></tr>'
         )
     head = (
-        "<th>Rank</th><th class=name>Player</th><th>Score</th><th>Moves</th><th>Time</th><th></th>"
+        "<th>Rank</th><th class=name>Player</th><th>Score</th><th>Moves</th><th>Time</th>"
+        "<th></th><th></th>"
     )
     body = "\n".join(rows)
+    rematch = ""
+    if offer is not None:
+        link = escape(race_path(offer.next))
+        rematch = (
+            f'<p class="rematch">{escape(offer.name)} asked for a rematch: '
+            f'<a href="{link}">race {escape(offer.next)}</a></p>'
+        )
     return (
         f'<div class="card standings"><table>\n<thead><tr>{head}</tr></thead>\n'
-        f"<tbody>\n{body}\n</tbody>\n</table></div>"
+        f"<tbody>\n{body}\n</tbody>\n</table>{rematch}</div>"
     )
 
 
@@ -96,6 +127,10 @@ def render_race(messages: list[p.Message], now_ms: int) -> str:
     lobby = next(m for m in messages if isinstance(m, p.Lobby))
     start = next((m for m in messages if isinstance(m, p.Start)), None)
     result = next((m for m in messages if isinstance(m, p.Result)), None)
+    offer = next((m for m in messages if isinstance(m, p.RematchOffer)), None)
+    limit_ms = None
+    if start is not None and start.ends_at_ms is not None:
+        limit_ms = start.ends_at_ms - start.starts_at_ms
     boards = {m.player: m for m in messages if isinstance(m, p.SeatBoard)}
     progress = {m.player: m for m in messages if isinstance(m, p.Progress)}
     standings = {s.player: s for s in result.standings} if result is not None else {}
@@ -120,6 +155,7 @@ def render_race(messages: list[p.Message], now_ms: int) -> str:
                 boards.get(s.player),
                 progress.get(s.player),
                 standings.get(s.player),
+                limit_ms,
             )
             for s in lobby.players
         ]
@@ -138,7 +174,7 @@ def render_race(messages: list[p.Message], now_ms: int) -> str:
         title=escape(f"Race {lobby.race} · {title}"),
         heading=escape(f"{title} · race {lobby.race}"),
         subtitle=escape(subtitle),
-        standings=_standings(result) if result is not None else "",
+        standings=_standings(result, boards, limit_ms, offer) if result is not None else "",
         seats=seats,
         footer=footer,
     )

@@ -147,8 +147,8 @@ def render_replay(replay: p.ReplayReply, n: int, board: str) -> str:
     """The page of position `n` (after n moves) of a replay; `board` is its text drawing.
     `replay` carries the moves around `n` (move n among them, when n > 0)."""
     r = replay.result
-    summary = [outcome(r), f"score {r.score}/{r.max_score}", f"{r.moves} moves",
-               format_time(r.time_ms)]  # fmt: skip
+    moves = f"{r.moves} move{'' if r.moves == 1 else 's'}"
+    summary = [outcome(r), f"score {r.score}/{r.max_score}", moves, format_time(r.time_ms)]
     if r.rank is not None and r.of is not None:
         summary.append(f"rank {r.rank} of {r.of}")
     played = "The deal"

@@ -1,0 +1,22 @@
+"""The `rematch` offer of a finished race whose rematch exists, for whoever comes to the race
+after it was asked for: a seat back from elsewhere (`join`), the race's page."""
+
+from __future__ import annotations
+
+import protocol as p
+from server.store.records import RaceRecord
+from server.store.store import Store
+
+
+async def rematch_offer(store: Store, done: RaceRecord) -> p.RematchOffer | None:
+    """Who asked first (the rematch's host) and the rematch's code; None when there is no
+    rematch (or it is gone)."""
+    if not done.rematch:
+        return None
+    rematch = await store.load_race(done.rematch)
+    if rematch is None:
+        return None
+    host = next((s for s in rematch.seats if s.player == rematch.host), None)
+    if host is None:
+        return None
+    return p.RematchOffer(race=done.code, next=rematch.code, player=host.player, name=host.name)
