@@ -4,7 +4,7 @@ after it was asked for: a seat back from elsewhere (`join`), the race's page."""
 from __future__ import annotations
 
 import protocol as p
-from server.store.records import RaceRecord
+from server.domain.records import RaceRecord
 from server.store.store import Store
 
 

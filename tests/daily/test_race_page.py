@@ -146,7 +146,9 @@ async def test_the_race_page_shows_every_board_live_and_nothing_hidden(
         seen = rendered_page(chromium, page)
         assert [row[:2] for row in seen.rows] == [["1", "ann"], ["2", HOSTILE]]
         # Over: every board in full, nothing held back any more.
-        assert seen.pre == [engine.render_text(games[c.player].view()) for c in (ann, bob)]
+        assert seen.pre == [
+            as_on_the_pages(engine.render_text(games[c.player].view())) for c in (ann, bob)
+        ]
         assert "Finished" in seen.text and str(SEED) not in html
         # Every seat's replay is linked, by its line in the standings.
         replays = [href for text, href in seen.links if text == "replay"]

@@ -19,7 +19,7 @@ import msgspec
 import engine
 import protocol as p
 from server.edge.pages import _template, format_time, game_title
-from server.edge.pages.replay import board_html, replay_path
+from server.edge.pages.replay_page import board_html, replay_path
 
 REFRESH_S = 2
 
