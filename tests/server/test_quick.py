@@ -244,3 +244,51 @@ async def test_the_leaderboard_page_links_to_the_ratings(servers):
         page = r.read().decode()
     assert "No one has a rating in this game yet" in page
     assert 'href="/ratings/quatorze"' in page
+
+
+async def test_the_ratings_board_shares_ranks_and_centres_on_the_asker(
+    servers, redis_url, redis_namespace
+):
+    """30 rated players written to the store as a rated close writes them (ratings 1000 to
+    1580 by 20, two of them tied at 1300), and the asker among them at 1300: the top page,
+    a page around the asker, shared ranks, and the asker's own row."""
+    import redis.asyncio as aioredis
+
+    from server.store.keys import Keys
+
+    server = servers.start(env=QUICK)
+    keys = Keys(redis_namespace)
+    r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    me = await connect(server.ws_url, "me")
+    try:
+        rows = {f"p{i:02d}": 1000 + 20 * i for i in range(30)}  # p15 is 1300
+        rows[me.player] = 1300
+        for player, shown in rows.items():
+            mu = 25 + (shown - 1500) / 60
+            await r.hset(keys.rating("doublets", player), mapping={
+                "name": player[:6], "mu": repr(mu), "sigma": "3.0", "games": "12", "ver": "12",
+            })  # fmt: skip
+            await r.zadd(keys.rating_board("doublets"), {player: shown})
+        top = await me.request({"t": "ratings", "game": "doublets", "limit": 3})
+        assert top["total"] == 31
+        assert [(e["rank"], e["rating"]) for e in top["entries"]] == [
+            (1, 1580), (2, 1560), (3, 1540),
+        ]  # fmt: skip
+        assert not any(e["provisional"] for e in top["entries"])
+        # 14 players are above 1300: both at 1300 share rank 15.
+        assert top["me"]["rank"] == 15 and top["me"]["rating"] == 1300
+        around = await me.request(
+            {"t": "ratings", "game": "doublets", "limit": 5, "around_me": True}
+        )
+        ratings = [e["rating"] for e in around["entries"]]
+        assert me.player in [e["player"] for e in around["entries"]]
+        assert len(ratings) == 5 and ratings == sorted(ratings, reverse=True)
+        assert 1300 in ratings and ratings[0] <= 1340 and ratings[-1] >= 1260
+        ranks = {e["player"]: e["rank"] for e in around["entries"]}
+        assert ranks[me.player] == 15
+        with urllib.request.urlopen(f"{server.http_url}/ratings/doublets.json?limit=2") as resp:
+            page = json.loads(resp.read())
+        assert [e["rating"] for e in page["entries"]] == [1580, 1560] and "me" not in page
+    finally:
+        await me.close()
+        await r.aclose()
