@@ -74,6 +74,13 @@ def is_fair_subset(board: dict[str, Any], own: dict[str, Any]) -> bool:
     return rest == {k: v for k, v in own.items() if k not in ("piles", "hidden")}
 
 
+_SUIT_OF_GLYPH = {"♣": "C", "♦": "D", "♥": "H", "♠": "S"}
+
+
 def card_names(text: str) -> set[str]:
-    """The card names in a text (a page's drawing of boards)."""
-    return set(re.findall(r"\b[A2-9TJQK][CDHS]\b", text))
+    """The cards named in a text: as letter codes (`TH`) or as the web pages write them
+    (`10♥`)."""
+    codes = set(re.findall(r"\b[A2-9TJQK][CDHS]\b", text))
+    for rank, suit in re.findall(r"(10|[A2-9JQK])([♣♦♥♠])", text):
+        codes.add(("T" if rank == "10" else rank) + _SUIT_OF_GLYPH[suit])
+    return codes
