@@ -265,6 +265,7 @@ class Races:
         first asker makes it, as its host, and every seat of the finished race hears of it;
         whoever asks after is seated in that same race, as by `join`."""
         code = self._code(msg.race)
+        await self.store.queue.drop(who.player)  # seated in the rematch: no longer waiting
 
         async def attempt() -> Plan[RaceMachine]:
             race = await self.store.load_race(code)

@@ -292,3 +292,27 @@ async def test_the_ratings_board_shares_ranks_and_centres_on_the_asker(
     finally:
         await me.close()
         await r.aclose()
+
+
+async def test_creating_or_joining_a_race_leaves_the_queue(servers, redis_url, redis_namespace):
+    import redis.asyncio as aioredis
+
+    from server.store.keys import Keys
+
+    server = servers.start(env=QUICK)
+    r = aioredis.Redis.from_url(redis_url)
+    entries = Keys(redis_namespace).queue_entries()
+    ann, bob = await connect(server.ws_url, "ann"), await connect(server.ws_url, "bob")
+    try:
+        # Each alone in a game of its own: nobody is matched meanwhile.
+        assert (await ann.request({"t": "queue", "game": "bakers_game"}))["t"] == "queued"
+        assert (await bob.request({"t": "queue", "game": "doublets"}))["game"] == "doublets"
+        assert await r.hlen(entries) == 2
+        created = await ann.request({"t": "create", "game": "quatorze"})
+        assert await r.hget(entries, ann.player) is None
+        await bob.request({"t": "join", "race": created["race"]})
+        assert await r.hlen(entries) == 0
+    finally:
+        await ann.close()
+        await bob.close()
+        await r.aclose()
