@@ -394,7 +394,9 @@ class RaceLife(RuleBasedStateMachine):
         if not self.results:
             return
         standings = self.results[0].standings
-        keys = [(-s.score, s.time_ms, s.moves) for s in standings]
+        # docs/protocol.md, "Races": a seat that resigned ranks after one that did not at
+        # the same score (server/play/ranking.py since the resigned tie-break).
+        keys = [(-s.score, s.resigned, s.time_ms, s.moves) for s in standings]
         assert keys == sorted(keys)
         for i, s in enumerate(standings):
             expected = standings[i - 1].rank if i and keys[i] == keys[i - 1] else i + 1
