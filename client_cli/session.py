@@ -55,6 +55,8 @@ class GameSession:
     my_name: str = ""  # as the welcome has it
     race: str | None = None
     host: str | None = None
+    # A quick race (solitaire quick): it starts by itself; nobody else may join it.
+    quick: bool = False
     phase: str = "connecting"  # lobby, playing, finished (waiting for the result), result, done
     state: State | None = None
     state_at: float = 0.0

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     if code is None:
         return 1
-    return join_race(ctx, code)
+    return join_race(ctx, code, quick=True)
 
 
 async def wait_for_race(ctx: Context, game: str) -> str | None:

@@ -187,9 +187,10 @@ def run_join(args: argparse.Namespace) -> int:
     return join_race(build_context(args), code)
 
 
-def join_race(ctx: Context, code: str) -> int:
-    """Play race `code` as a seat: join it (or come back to it) and play it to its end."""
-    session = GameSession(kind="race", game="", race=code)
+def join_race(ctx: Context, code: str, quick: bool = False) -> int:
+    """Play race `code` as a seat: join it (or come back to it) and play it to its end
+    (`quick`: a quick race, which starts by itself)."""
+    session = GameSession(kind="race", game="", race=code, quick=quick)
 
     async def setup(play: Play, conn: Connection) -> None:
         assert conn.welcome is not None

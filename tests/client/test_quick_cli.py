@@ -38,11 +38,16 @@ def test_waiting_shows_a_timer_and_ctrl_c_leaves_the_queue(
 def test_two_players_race_a_quick_race_and_see_their_ratings(
     terminals: Callable[..., Terminal], servers: ServerFactory, tmp_path
 ) -> None:
-    server = servers.start(env=QUICK)
+    server = servers.start(env={**QUICK, "SOLITAIRE_QUICK_COUNTDOWN_S": "4"})
     alice = terminals("alice", "--server", server.ws_url, "--name", "alice", "quick", "quatorze")
     alice.wait_for(r"Quick Quatorze race for alice")
     bob = terminals("bob", "--server", server.ws_url, "--name", "bob", "quick", "quatorze")
-    # Matched, then the play screen with both seats once it starts by itself.
+    # Matched: the lobby says it starts by itself (Enter does not start it, and nothing
+    # invites others in), then the play screen with both seats once it has.
+    alice.wait_for(r"A quick race, rated: it starts by itself")
+    assert "Share it" not in alice.screen()
+    alice.enter()
+    alice.wait_for(r"A quick race starts by itself\.")
     for player in (alice, bob):
         player.wait_for(r"Moves\s+0", timeout=30)
     for player, other in ((alice, "bob"), (bob, "alice")):
