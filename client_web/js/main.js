@@ -215,6 +215,7 @@ function renderLobby() {
     ? `A quick race, rated: ${race.players.length} seated. It starts by itself.`
     : `In the lobby: ${race.players.length} seated. Share the link; the host starts the race.`;
   $("#lobby-link").value = raceLink(race.code);
+  $("#lobby-link").closest(".share").hidden = !!race.startsAt; // nobody else may join a quick race
   clear(
     $("#lobby-seats"),
     race.players.map((p) =>

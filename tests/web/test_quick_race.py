@@ -53,6 +53,8 @@ def test_a_quick_race_from_the_button(server: ServerProcess, pages: Callable[...
     page.locator("#quick-wait").filter(has_text="0:01").wait_for()
     bob = in_thread(queue_and_resign(server.ws_url, "doublets"))
     page.get_by_text("It starts by itself").wait_for(timeout=30_000)
+    assert not ann.button("Copy link").is_visible()  # nobody else may join it
+    assert not ann.button("Start").is_visible()  # it starts by itself
     page.locator("#board .card").first.wait_for(timeout=30_000)
     ann.button("Resign").click()
     page.get_by_role("region", name="Result").wait_for(timeout=60_000)
