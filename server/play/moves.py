@@ -24,7 +24,6 @@ from server.metrics import Metrics
 from server.play.cache import LiveGames
 from server.play.effects import Applier, Say, ToPlayers, ToSpectators, to_player
 from server.play.game_machine import (
-    Applied,
     GameRules,
     LiveGame,
     Retransmission,
@@ -139,10 +138,23 @@ class Moves:
         try:
             if live is None or live.record.player != who.player:
                 raise p.Refused(p.NOT_FOUND, "no such game")
-            decision = await self._decide(who, live, n, move)
-        except BaseException:
+            # A resent move from before the moves kept in memory is checked against the store.
+            stored = await self.store.move_at(gid, n) if n is not None and n < live.base else None
+            now_us = self.clock.now_us()
+            try:
+                decision = (
+                    decide_move(live, n, move, now_us, self.rules, stored)
+                    if n is not None
+                    else decide_resign(live, now_us)
+                )
+            except p.Refused as refused:  # TimeUp's code is illegal_move too
+                self.metrics.moves_rejected.labels(refused.code).inc()
+                raise
+        except BaseException as exc:
             if live is not None:
                 cache.adopt(live)  # nothing was decided: the game is as it was
+                if isinstance(exc, TimeUp) and live.record.kind is GameKind.RACE:
+                    await self.races.close_if_due(live.record.race)
             raise
         if isinstance(decision, Retransmission):
             cache.adopt(live)
@@ -167,16 +179,12 @@ class Moves:
         def write() -> Awaitable[Written]:  # the group commit's future, as it is
             return self.store.write_move(record, move, expect_ver, payload, decision.snapshot)
 
-        async def answered() -> p.State:
+        def answered() -> p.State | Awaitable[p.State]:
             self._stored(after, move)
-            if record.finished and record.kind is GameKind.DAILY and self.daily is not None:
-                # Ranked before its final state goes out: whoever sees that state may ask
-                # for the board next and must find the attempt on it.
-                await self.daily.finished(record)
+            if record.finished:
+                return self._finished(record, state, re, events)
             state.re = re
             self.applier.deliver(events)
-            if record.finished and record.kind is GameKind.RACE:
-                await self.races.close_if_due(record.race)
             return state
 
         def stale() -> None:
@@ -184,31 +192,19 @@ class Moves:
 
         return Plan(answered, write, missing=_no_such_game, stale=stale)
 
-    async def _decide(
-        self, who: Who, live: LiveGame, n: int | None, move: str
-    ) -> Retransmission | Applied:
-        """The game machine's decision on `live` (ours outright): Refused leaves it as it was."""
-        # A resent move from before the moves kept in memory is checked against the store.
-        stored = (
-            await self.store.move_at(live.record.gid, n)
-            if n is not None and n < live.base
-            else None
-        )
-        now_us = self.clock.now_us()
-        try:
-            return (
-                decide_move(live, n, move, now_us, self.rules, stored)
-                if n is not None
-                else decide_resign(live, now_us)
-            )
-        except TimeUp:
-            self.metrics.moves_rejected.labels(p.ILLEGAL_MOVE).inc()
-            if live.record.kind is GameKind.RACE:
-                await self.races.close_if_due(live.record.race)
-            raise
-        except p.Refused as refused:
-            self.metrics.moves_rejected.labels(refused.code).inc()
-            raise
+    async def _finished(
+        self, record: GameRecord, state: p.State, re: int | None, events: list[Event]
+    ) -> p.State:
+        """The answer to the move (or resignation) that finished a game, once stored."""
+        if record.kind is GameKind.DAILY and self.daily is not None:
+            # Ranked before its final state goes out: whoever sees that state may ask for
+            # the board next and must find the attempt on it.
+            await self.daily.finished(record)
+        state.re = re
+        self.applier.deliver(events)
+        if record.kind is GameKind.RACE:
+            await self.races.close_if_due(record.race)
+        return state
 
     async def _again(self, gid: str, re: int | None) -> p.State:
         """The answer to a move applied before: the game's state as the store has it."""

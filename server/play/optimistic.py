@@ -21,6 +21,7 @@ the stale and missing paths are driven on the real store, not only by chance und
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -40,11 +41,12 @@ Interpose = Callable[[str, int], Awaitable[None]]
 @dataclass(slots=True)
 class Plan(Generic[T]):
     """One attempt's decision: `write` to make (None: nothing to store), then `then` for the
-    answer once it is applied (or at once without a write); `missing` answers when the store
+    answer once it is applied (or at once without a write; an awaitable only when it must
+    wait: the move path answers most moves without one); `missing` answers when the store
     finds the record gone (None: the runner refuses as `not_found`); `stale` is told when it
     finds it changed, before the next attempt."""
 
-    then: Callable[[], Awaitable[T]]
+    then: Callable[[], T | Awaitable[T]]
     write: Write | None = None
     missing: Callable[[], T] | None = None
     stale: Callable[[], None] | None = None  # told that the write found the record changed
@@ -89,12 +91,14 @@ class Optimistic:
         for n in range(bound):
             plan = await attempt()
             if plan.write is None:
-                return await plan.then()
+                reply = plan.then()
+                return await reply if inspect.isawaitable(reply) else reply
             if self._interpose is not None:
                 await self._interpose(what, n)
             written = await plan.write()
             if written is Written.APPLIED:
-                return await plan.then()
+                reply = plan.then()
+                return await reply if inspect.isawaitable(reply) else reply
             if written is Written.MISSING:
                 if plan.missing is not None:
                     return plan.missing()
