@@ -40,6 +40,11 @@ What it does (loopback only, bounded in time and connection count, stops by itse
   server's group commit does) runs as a third load in the same rounds: the floor of
   "stored before the reply" with this stack; at the end the stored messages are counted.
 
+- asynchronous races (bench/async_races.py): a share of `--players` (`--async-share`) seats
+  play paced moves against three ghosts each, alternating with as many seats in live races
+  of four: the server's CPU per move of both (target: async within 1.2x of live) and the
+  ghost timing error (p50, p99, max).
+
 Prints the figures and the ratios server/echo and server/durable echo.
 """
 
@@ -72,6 +77,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from bench import async_races  # noqa: E402
 from bench.lean_client import LeanClient  # noqa: E402
 from engine.solve.bot import choose_move  # noqa: E402
 from server import collector  # noqa: E402
@@ -521,6 +527,10 @@ def main() -> int:
                         help="warm-up seconds per run, from when every bot is ready")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--idle", type=int, default=5000, help="idle connections (default 5000)")
+    parser.add_argument("--async-share", type=float, default=0.25,
+                        help="share of --players that also play asynchronous races against "
+                        "three ghosts each, compared with as many seats in live races of four "
+                        "(default 0.25; 0: not run)")  # fmt: skip
     parser.add_argument("--store-fsync",
                         help="appendfsync of the bench's own store, as the server's "
                              "--store-fsync: always or everysec, or both comma-separated "
@@ -714,6 +724,13 @@ async def run(args: argparse.Namespace) -> int:
                 t.total.acked_by_gid.update(load.acked_by_gid)
                 t.total.races += load.races
                 t.total.errors += load.errors
+        ghosts_ok = True
+        if args.async_share > 0:
+            first = targets[0]
+            ghosts_ok = await async_races.compare(
+                first.url, round(args.players * args.async_share), seqs, args.rounds,
+                args.seconds, args.warmup, lambda: cpu_s(first.proc.pid),
+            )  # fmt: skip
         stored = [await stored_moves(t.redis_url, t.namespace, t.total) for t in targets]
         durable_stored = await list_length(targets[0].redis_url, durable_key)
         echo_f = median_of("echo (websockets+msgpack)", echo_runs)
@@ -794,7 +811,7 @@ async def run(args: argparse.Namespace) -> int:
             print(f"  {args.idle} idle players: {server_f.idle_kb:.1f} KB each "
                   f"({idle_ok} the {IDLE_TARGET_KB} KB target; "
                   f"echo server {echo_f.idle_kb:.1f} KB)")  # fmt: skip
-        return 0 if ok else 1
+        return 0 if ok and ghosts_ok else 1
     finally:
         for p in procs:
             if p.poll() is None:

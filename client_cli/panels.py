@@ -5,6 +5,7 @@ so the screen, the plain-text summaries and the tests share them."""
 from __future__ import annotations
 
 import textwrap
+import time
 
 from client_cli.boards import game_title
 from client_cli.boards.canvas import Canvas, Fragment
@@ -79,6 +80,10 @@ def side_panel(session: GameSession, theme: Theme, height: int = 20) -> Canvas:
                 line += f" {_figure(seat.score):>5} {_figure(seat.moves):>5}"
             canvas.put(0, y, line, style)
             y += 1
+            if seat.ghost and figures and y < height - 3:
+                # An earlier run: what it had at one's own elapsed time, and its clock then.
+                canvas.put(0, y, f"  ghost {clock(seat.elapsed_ms)}", label)
+                y += 1
         if len(seats) > rows:
             canvas.put(0, y, f"  … {len(seats) - rows} more", label)
             y += 1
@@ -118,6 +123,8 @@ def _waiting(session: GameSession) -> list[str]:
     state = session.state
     if state is None or not (state.finished or session.out_of_time()):
         return []
+    if session.async_race:
+        return open_until(session.closes_at_ms)
     others = session.waiting_for()
     if session.out_of_time() or not others:
         return ["Waiting for the standings…"]
@@ -125,6 +132,20 @@ def _waiting(session: GameSession) -> list[str]:
     if session.limit_ms() is not None:
         return [who, "to finish or time's up,", "then the standings."]
     return [who, "to finish, then the", "standings."]
+
+
+def open_until(closes_at_ms: int | None) -> list[str]:
+    """An asynchronous race one has played, still open: until when, in lines that fit
+    the side panel."""
+    if closes_at_ms is None:
+        return ["The race is still open:", "the standings come once", "everyone has played."]
+    until = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(closes_at_ms / 1000))
+    return [
+        "The race is still open",
+        f"until {until};",
+        "the standings come then,",
+        "or once all have played.",
+    ]
 
 
 def lobby_panel(session: GameSession, theme: Theme) -> Canvas:

@@ -174,6 +174,11 @@ class Play:
         return f"{offer.name} asks for a rematch: press r to join race {offer.next}."
 
     def _race_waiting(self) -> str:
+        if self.session.async_race:
+            return (
+                "Your run is over. The standings come once every seat has played, or when the "
+                "race closes; quit leaves meanwhile (solitaire challenges shows them so far)."
+            )
         until = "every player has finished"
         if self.session.limit_ms() is not None:
             until += " or the time limit is reached"
@@ -378,17 +383,35 @@ class Play:
             self.tell(f"No rematch: the server answered with {as_plain(reply)}", error=True)
             return
         # Before the reply is taken in: the new race's events come right after it.
+        was_async = session.async_race
         session.next_race(reply.race)
+        session.async_race = was_async  # a challenge's rematch is a challenge too
         self.over.clear()
         self.started.clear()
         if isinstance(reply, p.Created):
             session.seats[session.me] = Seat(session.me, session.my_name, moves=0)
             session.host = session.me
         self.take(reply, reply=True)
+        if was_async:
+            await self._deal_challenge(reply.race)
+            return
         if isinstance(reply, p.Created):
             session.say(f"Rematch: race {reply.race}. Press Enter to start it once all are in.")
         else:
             session.say(f"You are in the rematch, race {reply.race}.")
+
+    async def _deal_challenge(self, code: str) -> None:
+        """In a challenge's rematch: one's own run is dealt by joining it (if the reply to
+        `rematch` did not already), and the screen learns until when it is open."""
+        session = self.session
+        try:
+            if session.state is None or session.state.race != code:
+                self.take(await self.conn.request(p.Join(race=code)), reply=True)
+            self.take(await self.conn.request(p.Challenges()), reply=True)
+        except ServerError as exc:
+            self.tell(f"Rematch {code}: {exc.msg} ({exc.code})", error=True)
+            return
+        session.say(f"Rematch: challenge {code}; others play it with solitaire race join {code}")
 
     async def _send(self, request: p.Request) -> bool:
         """Send a request and take in its reply; on an error show the server's reason."""

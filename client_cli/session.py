@@ -15,6 +15,7 @@ from client_cli.endings import finish_notes
 from client_cli.messages import Event, Welcomed
 from client_cli.moves import legal_moves
 from protocol import (
+    ChallengesReply,
     Created,
     LeaderboardReply,
     Lobby,
@@ -45,6 +46,9 @@ class Seat:
     finished: bool = False
     elapsed_ms: int = 0
     heard: bool = False  # a `progress` (or, for oneself, a `state`) has told where they are
+    # An earlier run of an asynchronous race: its figures are those it had at one's own
+    # elapsed time, and `elapsed_ms` its clock then.
+    ghost: bool = False
 
 
 @dataclass
@@ -83,6 +87,10 @@ class GameSession:
     # One's own game's score after each move seen (move count -> score), for a daily's share.
     scores: dict[int, int] = field(default_factory=dict)
     _legal: tuple[int, list[str]] | None = None
+    # An asynchronous race (a challenge): each seat on its own clock, the others as ghosts;
+    # it stays open until `closes_at_ms` (once known) or until every seat has played.
+    async_race: bool = False
+    closes_at_ms: int | None = None
 
     # -- feeding -------------------------------------------------------------------------
 
@@ -122,6 +130,7 @@ class GameSession:
             return True
         if isinstance(message, Start) and self._is_my_race(message.race):
             self.start = message
+            self.async_race = self.async_race or message.async_
             if message.ends_at_ms is not None:
                 self.time_limit_s = (message.ends_at_ms - message.starts_at_ms) // 1000
             if self.phase in ("connecting", "lobby"):
@@ -133,7 +142,15 @@ class GameSession:
             seat.won, seat.over, seat.finished = message.won, message.over, message.finished
             seat.elapsed_ms = message.elapsed_ms
             seat.heard = True
+            seat.ghost = message.ghost
             return True
+        if isinstance(message, ChallengesReply) and self.kind == "race":
+            for entry in message.races:
+                if entry.race == self.race:
+                    self.async_race = True
+                    self.closes_at_ms = entry.closes_at_ms
+                    return True
+            return False
         if isinstance(message, Result) and self._is_my_race(message.race):
             if message == self.result:
                 return False  # sent again (asked for after a reconnect): nothing new

@@ -82,6 +82,9 @@ DateText = Annotated[str, Meta(min_length=1, max_length=16)]
 Limit = Annotated[int, Meta(ge=1), Bound("leaderboard_max_rows")]  # rows of a leaderboard page
 PlayerId = Annotated[str, Meta(min_length=1, max_length=32)]
 BotCount = Annotated[int, Meta(ge=0), Bound("max_players", offset=-1)]  # the host takes a seat
+# An asynchronous race's window: ten minutes to a week.
+WINDOW_MIN_S, WINDOW_MAX_S = 600, 604800
+WindowS = Annotated[int, Meta(ge=WINDOW_MIN_S, le=WINDOW_MAX_S)]
 SeatLine = Annotated[int, Meta(ge=1), Bound("max_players")]  # a line of a race's standings
 
 
@@ -135,6 +138,10 @@ class Create(Request, tag="create"):
     spectators: bool = True
     # Rated (every seat human): its result changes its players' ratings.
     rated: bool = False
+    # An asynchronous race (a challenge): every seat deals when it joins and plays on its
+    # own clock within `window_s` seconds of the creation (server/play/race_machine.py).
+    async_: bool = msgspec.field(default=False, name="async")
+    window_s: WindowS | None = None
 
     def __post_init__(self) -> None:
         _check_game(self.game)
@@ -145,6 +152,10 @@ class Create(Request, tag="create"):
             return f"{self.bots} bots and the host do not fit in max_players {seats}"
         if self.rated and self.bots:
             return "a rated race has no bots: every seat is human"
+        if self.rated and self.async_:
+            return "an asynchronous race is not rated"
+        if self.window_s is not None and not self.async_:
+            return "window_s is for asynchronous races (async: true) only"
         return None
 
 
@@ -271,9 +282,13 @@ class Ratings(Request, tag="ratings"):
 
 # Every request type the server decodes; the daily helper's messages are listed
 # here too (their handlers are registered in server/play/handlers.py).
+class Challenges(Request, tag="challenges"):
+    """The asker's asynchronous races: those still open and those closed lately."""
+
+
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
-    Practice, Undo, Hint, Replay, Rematch, Watch, Queue, Unqueue, Ratings,
+    Practice, Undo, Hint, Replay, Rematch, Watch, Challenges, Queue, Unqueue, Ratings,
 )  # fmt: skip
 
 
@@ -345,6 +360,8 @@ class Start(Message, tag="start"):
     game: str
     starts_at_ms: int
     ends_at_ms: int | None = None
+    # An asynchronous race: the times are this seat's own (its deal, its time limit).
+    async_: bool = msgspec.field(default=False, name="async")
 
 
 class Progress(Message, tag="progress"):
@@ -357,6 +374,8 @@ class Progress(Message, tag="progress"):
     over: bool
     finished: bool
     elapsed_ms: int
+    # An earlier run of an asynchronous race, replayed at the viewer's own elapsed time.
+    ghost: bool = False
 
 
 class SeatBoard(Message, tag="seat"):
@@ -458,6 +477,25 @@ class GameRating(Struct):
     games: int
     provisional: bool
     history: list[RatingPoint]
+
+
+class Challenge(msgspec.Struct, omit_defaults=True):
+    """One asynchronous race of the asker's: `standings` lists only the seats that have
+    finished (ranked among themselves), and none while the asker's own game is in play."""
+
+    race: str
+    game: str
+    created_ms: int
+    closes_at_ms: int  # the window's end (or when it closed, once closed)
+    open: bool
+    seats: int
+    max_players: int
+    played: bool  # whether the asker's own game has finished
+    standings: list[Standing] = msgspec.field(default_factory=list)
+
+
+class ChallengesReply(Message, tag="challenges"):
+    races: list[Challenge]
 
 
 class RematchOffer(Message, tag="rematch"):
@@ -591,8 +629,8 @@ class Error(Message, tag="error"):
 # Every message type the server sends, as a client decodes them (protocol/decoding.py).
 MESSAGE_TYPES: tuple[type[Message], ...] = (
     State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, DailyStatus,
-    LeaderboardReply, StatsReply, ReplayReply, RematchOffer, Error, SeatBoard, Queued,
-    Matched, Unqueued, RatingsReply,
+    LeaderboardReply, StatsReply, ReplayReply, RematchOffer, Error, SeatBoard,
+    ChallengesReply, Queued, Matched, Unqueued, RatingsReply,
 )  # fmt: skip
 
 

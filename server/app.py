@@ -32,6 +32,7 @@ from server.play.bot_races import StartedBotRaces
 from server.play.bots import BotRunner
 from server.play.cache import LiveGames
 from server.play.game_machine import GameRules
+from server.play.ghosts import Ghosts
 from server.play.moves import Moves
 from server.play.names import Names
 from server.play.players import Players
@@ -82,7 +83,19 @@ class App:
         names = Names(self.store, self.clock, self.metrics)
         self.players = Players(self.store, self.cache, self.clock, names)
         bot_races = StartedBotRaces()
-        self.races = Races(self.store, self.cache, self.clock, config, deliver, bot_races)
+        hub = self.hub
+        cache = self.cache
+
+        def game_finished(gid: str) -> bool:
+            live = cache.peek(gid)
+            return live is not None and live.record.finished
+
+        self.ghosts = Ghosts(
+            self.store, self.clock, deliver, lambda pl: bool(hub.sessions(pl)), game_finished
+        )
+        self.races = Races(
+            self.store, self.cache, self.clock, config, deliver, bot_races, self.ghosts
+        )
         # The daily deals' secret is read at start-up (run), before anyone plays.
         self.day_seeds = DaySeeds()
         self.daily_deals = DailyDeals(
@@ -234,6 +247,7 @@ class App:
             if stuck:
                 log.warning("shutting down without %s", ", ".join(t.get_name() for t in stuck))
             await self.bots.stop()
+            await self.ghosts.close()
             self.solver.close()
             await server.wait_closed()
         await self.store.close()

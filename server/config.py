@@ -81,6 +81,8 @@ class Config:
     # Race lifetime.
     race_code_length: int = 12  # 60 random bits: see docs/protocol.md, "Races"
     untimed_race_max_s: int = 24 * 3600  # an untimed race is closed this long after its start
+    async_window_s: int = 24 * 3600  # an asynchronous race's window when `create` names none
+    challenges_listed: int = 50  # asynchronous races listed by `challenges` at most
     lobby_ttl_s: int = 24 * 3600  # a lobby nobody starts is forgotten after this
     # A player with no connection left this long leaves the lobbies they wait in (a host
     # hands the race on); a client that lost its network reconnects well within it.

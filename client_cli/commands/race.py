@@ -207,9 +207,23 @@ def join_race(ctx: Context, code: str, quick: bool = False) -> int:
                 except ServerError as exc:  # the game itself is back; the others are not
                     log.warning("race %s: could not join again: %s", code, exc)
                     play.tell(f"Could not catch up with race {code}: {exc.msg}", error=True)
+                    return
+                await catch_up_challenge(play, conn)
                 return
         reply = await conn.request(p.Join(race=code))
         session.game = reply.game if isinstance(reply, p.Lobby) else ""
         play.take(reply, reply=True)
+        await catch_up_challenge(play, conn)
 
     return asyncio.run(play_game(ctx, session, setup))
+
+
+async def catch_up_challenge(play: Play, conn: Connection) -> None:
+    """If the race is asynchronous (a challenge), learn until when it stays open: what the
+    screen says once one's own run is over. A server without challenges refuses: ignored."""
+    try:
+        reply = await conn.request(p.Challenges())
+    except ServerError as exc:
+        log.info("challenges not listed: %s", exc)
+        return
+    play.take(reply, reply=True)

@@ -140,6 +140,41 @@ function home() {
     ),
   );
   show("home");
+  listChallenges();
+}
+
+async function listChallenges() {
+  // One's challenges (asynchronous races): open ones with the finished seats' scores so far
+  // (once one has played), closed ones with their standings. Not said by an older server.
+  let reply;
+  try {
+    reply = await app.conn.request({ t: "challenges" });
+  } catch (err) {
+    return;
+  }
+  const box = $("#challenges");
+  box.hidden = reply.races.length === 0;
+  const when = (ms) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  clear(
+    box,
+    el("h2", { id: "challenges-title", text: "Your challenges" }),
+    el(
+      "ul",
+      {},
+      reply.races.map((c) =>
+        el(
+          "li",
+          {},
+          el("a", { href: `/r/${encodeURIComponent(c.race)}`, text: `${title(c.game)} ${c.race}` }),
+          ` · ${c.seats}/${c.max_players} seats · ${c.open ? `open until ${when(c.closes_at_ms)}` : `closed ${when(c.closes_at_ms)}`}`,
+          c.open && !c.played ? " · not played yet" : "",
+          (c.standings || []).length
+            ? el("ol", {}, c.standings.map((s) => el("li", { text: `${s.name}: ${s.score} points, ${s.moves} moves, ${clock(s.time_ms)}` })))
+            : null,
+        ),
+      ),
+    ),
+  );
 }
 
 function resumeGame(state) {
@@ -248,6 +283,10 @@ function onStart(start) {
   }
   if (!app.race || app.race.code !== start.race) return;
   app.race.start = { ...start, received: Date.now() };
+  if (start.async && !app.race.async) {
+    app.race.async = true;
+    learnWindow(start.race);
+  }
   app.goFlash = Date.now();
   if (app.game) renderGame();
   else {
@@ -267,6 +306,25 @@ function onProgress(progress) {
   renderOpponents();
 }
 
+async function learnWindow(code) {
+  // An asynchronous race: until when it stays open (what the page says once one's own run
+  // is over). An older server does not list challenges: then it is not said.
+  try {
+    const reply = await app.conn.request({ t: "challenges" });
+    const entry = reply.races.find((c) => c.race === code);
+    if (entry && app.race && app.race.code === code) app.race.closesAt = entry.closes_at_ms;
+  } catch (err) {
+    return;
+  }
+  renderOpponents();
+}
+
+function raceOpenNote(race) {
+  if (!race.async || race.result || !app.game || !app.game.finished) return "";
+  const until = race.closesAt ? ` until ${new Date(race.closesAt).toISOString().slice(0, 16).replace("T", " ")} UTC` : "";
+  return `Your run is over. The race is still open${until}: the standings come when everyone has played, or then.`;
+}
+
 function renderOpponents() {
   const race = app.race;
   const aside = $("#opponents");
@@ -275,11 +333,15 @@ function renderOpponents() {
   clear(
     $("#opponents-rows"),
     race.players.map((p) => {
-      const pr = race.progress.get(p.player);
+      const mine = p.player === app.me.player;
+      let pr = race.progress.get(p.player);
+      // In a challenge one's own figures come with one's states, not as progress.
+      if (mine && race.async && app.game) pr = { score: app.game.score, moves: app.game.n, elapsed_ms: app.game.elapsed_ms, won: app.game.won, finished: app.game.finished, over: app.game.over };
       let status = "playing";
       if (pr) status = pr.won ? "won" : pr.finished ? "finished" : pr.over ? "no moves left" : "playing";
+      if (pr && pr.ghost) status = pr.finished ? `ghost, ${status}` : "ghost";
+      if (!pr && race.async) status = "plays later";
       if (!race.start) status = "waiting";
-      const mine = p.player === app.me.player;
       return el(
         "tr",
         { class: mine ? "me" : undefined },
@@ -291,6 +353,7 @@ function renderOpponents() {
       );
     }),
   );
+  $("#race-open").textContent = raceOpenNote(race);
 }
 
 function standingsRows(result) {
@@ -365,8 +428,16 @@ async function createRace(event) {
     message.bot_strength = $("#create-strength").value;
   }
   if (!$("#create-spectators").checked) message.spectators = false;
+  const challenge = $("#create-async").checked;
+  if (challenge) message.async = true;
   try {
     const created = await app.conn.request(message);
+    if (challenge) {
+      // A challenge has no lobby to wait in: joining deals one's own run at once.
+      notice(`Challenge ${created.race}: share ${raceLink(created.race)}; friends play it when they like.`);
+      await openRace(created.race);
+      return;
+    }
     app.race = { code: created.race, game: created.game, host: app.me.player, players: [app.me], progress: new Map(), start: null, result: null };
     app.game = null;
     app.pending = [];

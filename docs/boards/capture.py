@@ -10,9 +10,10 @@ other player (race-waiting.txt), once they resign, the standings
 (race-result.txt), once bob presses r, his rematch offered on alice's standings
 (rematch.txt), and that race played back by `solitaire replay` (replay.txt); then a
 daily attempt's end with its share text (daily-share.txt), and a race watched by
-`solitaire watch` (watch.txt, watch-result.txt). WHAT names the captures to make (a
-game, daily-share or watch; quatorze makes the race, rematch and replay ones); none:
-all of them.
+`solitaire watch` (watch.txt, watch-result.txt), and a challenge: alice's finished run
+(challenge-open.txt) and bob racing it as a ghost (challenge-ghost.txt). WHAT names the
+captures to make (a game, daily-share, watch or challenge; quatorze makes the race,
+rematch and replay ones); none: all of them.
 """
 
 from __future__ import annotations
@@ -192,6 +193,39 @@ def watch(server: ServerProcess, sock: Path, tmp: str) -> None:
     print(f"watch: race {code}")
 
 
+def challenge(server: ServerProcess, sock: Path, tmp: str) -> None:
+    """An asynchronous race on Quatorze deal 1: alice plays her run (10 pairs, then
+    resigns) and her screen says until when the race stays open (challenge-open.txt);
+    bob joins later and races her run as a ghost, captured after his fourth pair
+    (challenge-ghost.txt)."""
+
+    def player(name: str, home: str, args: str) -> Pane:
+        env = f"env XDG_CONFIG_HOME={tmp}/{home} LANG=C.UTF-8 TERM=xterm-256color"
+        line = f"--server {server.ws_url} --name {name} {args} --log-file {LOGS}/{name}-ch.log"
+        return Pane(sock, f"c-{name}", f"{env} {BIN}/solitaire {line}")
+
+    alice = player("alice", "ca", "challenge quatorze --seed 1 --players 2")
+    screen = alice.wait("Moves  0")
+    code = screen.split("\n", 3)[2].split("race ", 1)[1].split()[0]
+    for move in QUATORZE_WIN[:10]:
+        alice.enter(move)
+        time.sleep(0.4)
+    alice.wait("Moves  10")
+    alice.enter("resign")
+    alice.wait("Resign?")
+    alice.enter("y")
+    (OUT / "challenge-open.txt").write_text(alice.wait("still open").rstrip() + "\n")
+    alice.enter("quit")
+    bob = player("bob", "cb", f"race join {shlex.quote(code)}")
+    bob.wait("Moves  0")
+    for move in QUATORZE_WIN[:4]:
+        bob.enter(move)
+        time.sleep(0.5)
+    screen = bob.wait("Moves  4")
+    (OUT / "challenge-ghost.txt").write_text(bob.wait("ghost").rstrip() + "\n")
+    print(f"challenge: race {code}")
+
+
 def quick(server: ServerProcess, sock: Path, tmp: str) -> None:
     """dana and eve queue for a quick Hopscotch race: dana's wait (its timer), then the
     rated race's standings once both have resigned, with dana's rating change."""
@@ -222,6 +256,8 @@ def main(what: list[str]) -> None:
                 daily_share(server, sock, tmp)
             if not what or "watch" in what:
                 watch(server, sock, tmp)
+            if not what or "challenge" in what:
+                challenge(server, sock, tmp)
             if not what or "quick" in what:
                 quick(server, sock, tmp)
             for game, count in games:

@@ -185,6 +185,11 @@ class RaceRecord:
     spectators: bool = True
     # Rated (quick races, and `create` with rated): its close changes its seats' ratings.
     rated: bool = False
+    # An asynchronous race (a challenge): running from its creation until `ends_at_ms`,
+    # the end of its window of `window_s` seconds; each seat is dealt when it joins.
+    # Races stored before them have no such fields: live races.
+    async_race: bool = False
+    window_s: int = 0
 
     def to_redis(self) -> dict[str, str]:
         out = {
@@ -200,6 +205,9 @@ class RaceRecord:
             out["rematch"] = self.rematch
         if self.rated:  # absent from unrated races, as before ratings existed
             out["rated"] = "1"
+        if self.async_race:
+            out["async"] = "1"
+            out["window_s"] = str(self.window_s)
         return out
 
     @classmethod
@@ -213,6 +221,7 @@ class RaceRecord:
             ver=int(d.get("ver", 0)), seats=seats, result_json=d.get("result", ""),
             rematch=d.get("rematch", ""),
             spectators=d.get("spectators", "1") != "0", rated=d.get("rated") == "1",
+            async_race=d.get("async") == "1", window_s=int(d.get("window_s", 0)),
         )  # fmt: skip
 
     def players(self) -> list[str]:

@@ -61,4 +61,5 @@ def build_handlers(
         p.Queue: quick.queue,
         p.Unqueue: quick.unqueue,
         p.Ratings: quick.ratings,
+        p.Challenges: races.challenges,
     }

@@ -168,16 +168,22 @@ class Moves:
         says = [to_player(who.player, state, but_asker=True)]
         if record.kind is GameKind.RACE:
             races = self.races
-            seats = races.known_seats(record.race) or await races.seats(record.race)
-            # The race's spectators hear the progress too, and the seat's board, which is
-            # decided fair where they are (server/play/spectator_boards.py).
-            board = ToSpectators(record.race, boards=[seat_seen(after, state.view, now)])
-            says.append(Say(ToPlayers(seats), [after.progress(now)], board))
+            seats = races.known_seats(record.race)
+            if seats is None:
+                seats = await races.seats(record.race)
+            # An asynchronous race has no seats to tell (nor spectators while it is open):
+            # its seats see each other as ghosts, scheduled from the stored moves
+            # (server/play/ghosts.py).
+            if seats:
+                # The race's spectators hear the progress too, and the seat's board, which
+                # is decided fair where they are (server/play/spectator_boards.py).
+                board = ToSpectators(record.race, boards=[seat_seen(after, state.view, now)])
+                says.append(Say(ToPlayers(seats), [after.progress(now)], board))
         events = self.applier.events(says, who.uid)
         payload = self.applier.payload(events)
 
         def write() -> Awaitable[Written]:  # the group commit's future, as it is
-            return self.store.write_move(record, move, expect_ver, payload, decision.snapshot)
+            return self.store.write_move(record, move, expect_ver, payload, decision.snapshot, now)
 
         def answered() -> p.State | Awaitable[p.State]:
             self._stored(after, move)

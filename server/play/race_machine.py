@@ -37,7 +37,15 @@ from server.domain.records import GameRecord, RaceRecord, RaceStatus
 from server.play import ratings as rating_model
 from server.play.bot_seats import is_bot
 from server.play.effects import Say, ToPlayers, ToSpectators
-from server.play.game_machine import LiveGame, dealt_fields, progress, seat_seen, timed_out
+from server.play.game_machine import (
+    LiveGame,
+    dealt_fields,
+    elapsed_ms,
+    progress,
+    seat_seen,
+    time_up,
+    timed_out,
+)
 from server.play.ranking import rank_key, ranked
 from server.play.spectator_boards import SpectatorBoards
 from server.store.events import SeatSeen
@@ -177,9 +185,13 @@ class RaceMachine:
         now_ms: int,
         spectators: bool = True,
         rated: bool = False,
+        window_s: int | None = None,
     ) -> tuple[RaceMachine, Transition]:
         """A new race in its lobby with its host seated. The store refuses it if the code
-        is taken."""
+        is taken.
+
+        With `window_s` (None: a live race) an asynchronous race: running from now until
+        the window ends (its deadline), its host seated but not yet dealt (`join` deals)."""
         race = RaceRecord(
             code=code,
             game=game,
@@ -192,6 +204,10 @@ class RaceMachine:
             spectators=spectators,
             rated=rated,
         )
+        if window_s is not None:
+            race.async_race, race.window_s = True, window_s
+            race.status = RaceStatus.RUNNING
+            race.starts_at_ms, race.ends_at_ms = now_ms, now_ms + window_s * 1000
         machine = cls(race, rules)
         created = p.Created(
             race=race.code,
@@ -207,7 +223,8 @@ class RaceMachine:
             expect_ver=MUST_NOT_EXIST,
             new_seats=[host],
             games=[GameChange(machine.seat_record(host), MUST_NOT_EXIST, all_fields=True)],
-            ttl_s=rules.lobby_ttl_s,
+            # An asynchronous race runs from its creation: its keys persist until it closes.
+            ttl_s=0 if race.async_race else rules.lobby_ttl_s,
         )
         return machine, Transition(change, [created, lobby], says)
 
@@ -322,6 +339,13 @@ class RaceMachine:
         race = self.race
         if not race.spectators:
             raise p.Refused(p.NO_SPECTATORS, f"race {race.code} does not take spectators")
+        if race.async_race and race.status != RaceStatus.DONE:
+            # Its seats play the same deal at different times: no board is shown to anyone
+            # (nor to a seat, which could learn the deal) until the race closes.
+            raise p.Refused(
+                p.NO_SPECTATORS,
+                f"race {race.code} is an asynchronous race: it may be watched once it closes",
+            )
 
     def watch(self, player: str | None, boards: list[LiveGame], now_ms: int) -> list[p.Message]:
         """What a spectator is first sent: the race as it stands, as a seat that never left
@@ -402,6 +426,11 @@ class RaceMachine:
     def start(self, player: str, now_ms: int) -> Transition:
         """The host starts the race: every seat is dealt the same deal, the clock starts."""
         race = self.race
+        if race.async_race:
+            raise p.Refused(
+                p.RACE_STARTED,
+                f"race {race.code} is an asynchronous race: each seat's game starts when it joins",
+            )
         if player != race.host:
             raise p.Refused(p.NOT_HOST, f"only the host may start race {race.code}")
         if race.status != RaceStatus.LOBBY:
@@ -472,11 +501,16 @@ class RaceMachine:
         if race.status != RaceStatus.RUNNING:
             return None
         deadline = self.deadline_ms()
-        complete = bool(games) and all(g.finished for g in games)
-        if not (complete or now_ms >= deadline):
-            return None
         end = min(now_ms, deadline)
-        final = [timed_out(g, end) for g in games]
+        if race.async_race:
+            final = self._async_final(games, now_ms)
+            if final is None:
+                return None
+        else:
+            complete = bool(games) and all(g.finished for g in games)
+            if not (complete or now_ms >= deadline):
+                return None
+            final = [timed_out(g, end) for g in games]
         result = self.result(final)
         rating_changes: list[RatingChange] = []
         if race.rated:
@@ -543,6 +577,115 @@ class RaceMachine:
             out.append(RatingChange(after, expect, point, rating_model.shown(mu)))
         return out
 
+    # ------------------------------------------------------------ asynchronous races
+
+    def _async_final(self, games: list[GameRecord], now_ms: int) -> list[GameRecord] | None:
+        """An asynchronous race's seats as it closes now, or None while it stays open: it
+        closes once every seat is taken and has finished (a seat whose own time limit has
+        passed counts as finished, timed out), or at the end of its window, every game
+        then closed as it stands (a seat never dealt with nothing played)."""
+        race = self.race
+        deadline = self.deadline_ms()
+        full = len(race.seats) >= race.max_players and len(games) == len(race.seats)
+        done = all(g.finished or time_up(g, now_ms) for g in games)
+        if not ((full and done) or now_ms >= deadline):
+            return None
+        end = min(now_ms, deadline)
+        return [timed_out(g, min(end, g.ends_at_ms) if g.ends_at_ms else end) for g in games]
+
+    def seat_start(self, own: GameRecord) -> p.Start:
+        """An asynchronous race's `start` for one seat: its own deal's times."""
+        return p.Start(
+            race=self.race.code,
+            game=self.race.game,
+            starts_at_ms=own.started_at_ms,
+            ends_at_ms=own.ends_at_ms or None,
+            async_=True,
+        )
+
+    def challenge(self, player: str, games: list[GameRecord], now_ms: int) -> p.Challenge:
+        """An asynchronous race as `player` (one of its seats) sees it in a list of their
+        challenges: open or closed, and the standings of the seats that have finished,
+        ranked among themselves (a closed race's result as it went out); none while the
+        player's own game is in play, whose final scores would tell the targets early."""
+        race = self.race
+        mine = next((g for g in games if g.player == player), None)
+        played = mine is not None and mine.finished
+        result = race.stored_result()
+        if result is not None:
+            standings = result.standings
+        elif played:
+            done = [g for g in games if g.finished]
+            standings = self.result(done).standings
+        else:
+            standings = []
+        return p.Challenge(
+            race=race.code,
+            game=race.game,
+            created_ms=race.created_ms,
+            closes_at_ms=race.ends_at_ms,
+            open=race.status != RaceStatus.DONE and now_ms < race.ends_at_ms,
+            seats=len(race.seats),
+            max_players=race.max_players,
+            played=played or result is not None,
+            standings=standings,
+        )
+
+    def join_async(self, seat: p.Seat, own: LiveGame | None, now_ms: int) -> Transition:
+        """`seat.player` joins an asynchronous race: seated (if a seat is free) and dealt at
+        once, its own clock starting now: `lobby`, then its `start` and `state`. A seat
+        already dealt (`own`: its game) gets the same again, as it stands; the host, seated
+        by `create`, is dealt on its first `join`. A closed race answers `lobby` and
+        `result` to anyone. Seats already playing hear nothing of a join: they see each
+        other only as ghosts (server/play/ghosts.py)."""
+        race = self.race
+        if race.status == RaceStatus.DONE:
+            return self.join(seat)
+        seated = self.seated(seat.player)
+        if own is not None and own.record.started_at_ms:
+            replies: list[p.Message] = [
+                self.lobby(),
+                self.seat_start(own.record),
+                own.state(now_ms),
+            ]
+            return Transition(None, replies, dealt=[own])
+        if now_ms >= self.deadline_ms():
+            raise p.Refused(p.RACE_STARTED, f"race {race.code} has closed")
+        if not seated and len(race.seats) >= race.max_players:
+            raise p.Refused(p.RACE_FULL, f"race {race.code} is full ({race.max_players} players)")
+        game = engine.new_game(race.game, race.seed)
+        # The seat plays until its own time limit, and never past the window: a move or a
+        # resignation after it is refused (and the race closes), as after a time limit.
+        ends = race.ends_at_ms
+        if race.time_limit_s:
+            ends = min(ends, now_ms + race.time_limit_s * 1000)
+        base = own.record if own is not None else self.seat_record(seat)
+        dealt = LiveGame(
+            base.evolve(ends_at_ms=ends, ver=base.ver + 1, **dealt_fields(game, now_ms)), game
+        )
+        expect = race.ver
+        self.race = replace(
+            race, seats=race.seats if seated else [*race.seats, seat], ver=expect + 1
+        )
+        change = RaceChange(
+            race=self.race,
+            expect_ver=expect,
+            new_seats=[] if seated else [seat],
+            games=[
+                GameChange(
+                    dealt.record,
+                    base.ver if own is not None else MUST_NOT_EXIST,
+                    all_fields=True,
+                )
+            ],
+        )
+        dealt_replies: list[p.Message] = [
+            self.lobby(),
+            self.seat_start(dealt.record),
+            dealt.state(now_ms),
+        ]
+        return Transition(change, dealt_replies, dealt=[dealt])
+
     # ------------------------------------------------------------ rematch
 
     def rematch(self, player: str, code: str) -> Transition:
@@ -596,6 +739,7 @@ class RaceMachine:
             time_limit_s=done.time_limit_s or None,
             now_ms=now_ms,
             spectators=done.spectators,
+            window_s=done.window_s if done.async_race else None,
         )
 
     def offer(self, asker: p.Seat) -> Say:
@@ -618,6 +762,8 @@ class RaceMachine:
         seat_index = {s.player: i for i, s in enumerate(race.seats)}
 
         def time_ms(g: GameRecord) -> int:
+            if race.async_race:  # each seat on its own clock
+                return elapsed_ms(g, g.finished_at_ms)
             return max(0, g.finished_at_ms - race.starts_at_ms)
 
         order = ranked(

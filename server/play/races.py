@@ -25,6 +25,7 @@ from server.play.bot_races import StartedBotRaces
 from server.play.bot_seats import bot_seat, is_bot
 from server.play.cache import LiveGames
 from server.play.effects import Applier
+from server.play.ghosts import Ghosts
 from server.play.offers import rematch_offer
 from server.play.optimistic import Optimistic, Plan, answer, done
 from server.play.players import Who
@@ -57,6 +58,7 @@ class Races:
         config: Config,
         deliver: Deliver,
         bot_races: StartedBotRaces,
+        ghosts: Ghosts | None = None,
     ) -> None:
         self.store = store
         self.cache = cache
@@ -66,6 +68,7 @@ class Races:
         self.applier = Applier(deliver)
         self.runner = Optimistic(RETRIES)
         self.bot_races = bot_races
+        self.ghosts = ghosts
         # Seats of started races (they no longer change), and lobbies as this process last
         # wrote them: shortcuts that the store can always give again.
         self._seats: LRU[str, list[str]] = LRU(config.race_memo_size)
@@ -89,6 +92,7 @@ class Races:
                 now_ms=self.clock.now_ms(),
                 spectators=msg.spectators,
                 rated=msg.rated,
+                window_s=(msg.window_s or self.config.async_window_s) if msg.async_ else None,
             )
 
         await self.store.queue.drop(who.player)  # seated now: no longer waiting for a quick race
@@ -106,12 +110,20 @@ class Races:
             "spectators welcome" if race.spectators else "no spectators",
             ", rated" if race.rated else "",
         )  # fmt: skip
+        if race.async_race:
+            await self._list_challenge(who.player, race)
+            log.info(
+                "race %s is asynchronous: open until %d (window %d s)",
+                race.code, race.ends_at_ms, race.window_s,
+            )  # fmt: skip
         return await self._opened(who, opened, msg.bots, msg.bot_strength)
 
     async def join(self, who: Who, msg: p.Join) -> list[p.Message]:
         code = self._code(msg.race)
         seat = p.Seat(player=who.player, name=who.name)
         step, machine = await self._join(code, seat, who.uid)
+        if machine.race.async_race and machine.race.status == RaceStatus.RUNNING:
+            return await self._joined_async(who, step, machine)
         if step.change is None and not machine.seated(who.player):
             log.info("race %s: its result shown to player %s (not seated)", code, who.player)
         elif step.change is None:
@@ -129,6 +141,50 @@ class Races:
             self._remember_lobby(machine.race)
             await self.store.queue.drop(who.player)  # seated: no longer waiting
         return step.replies
+
+    async def _joined_async(
+        self, who: Who, step: Transition, machine: RaceMachine
+    ) -> list[p.Message]:
+        """A seat of an asynchronous race dealt (or back at its game): its ghosts follow."""
+        code = machine.code
+        live = step.dealt[0]
+        if step.change is None:
+            await self.store.listen(races=[code])
+            log.info("race %s: player %s is back at its asynchronous game", code, who.player)
+        else:
+            self.cache.adopt(live)
+            await self._list_challenge(who.player, machine.race)
+            log.info(
+                "race %s: player %s (%s) dealt in the asynchronous race (%d of %d seats)",
+                code, who.player, who.name, len(machine.race.seats), machine.race.max_players,
+            )  # fmt: skip
+            if live.record.finished:  # a deal with no move at all: over at once
+                await self.close_if_due(code)
+        if self.ghosts is not None and not live.record.finished:
+            self.ghosts.follow(live.record)
+        return step.replies
+
+    async def _list_challenge(self, player: str, race: RaceRecord) -> None:
+        ttl_s = race.window_s + self.config.finished_race_ttl_s
+        await self.store.add_challenge(player, race.code, race.created_ms, ttl_s)
+
+    async def challenges(self, who: Who, msg: p.Challenges) -> list[p.Message]:
+        """The asker's asynchronous races still open or closed lately, with the standings of
+        the seats that have finished (none while the asker's own game is in play)."""
+        out: list[p.Challenge] = []
+        now = self.clock.now_ms()
+        for code in await self.store.player_challenges(who.player):
+            race = await self.store.load_race(code)
+            if race is None or not race.async_race:
+                continue  # expired since
+            machine = RaceMachine(race, self.rules)
+            if not machine.seated(who.player):
+                continue
+            records = await self.store.load_records(machine.gids())
+            games = [g for g in records if g is not None]
+            out.append(machine.challenge(who.player, games, now))
+        out.sort(key=lambda c: (not c.open, -c.created_ms))
+        return [p.ChallengesReply(races=out[: self.config.challenges_listed])]
 
     async def start(self, who: Who, msg: p.StartRace) -> list[p.Message]:
         code = self._code(msg.race)
@@ -161,13 +217,7 @@ class Races:
         if step.dealt[0].record.over:  # a deal with no move at all: over at once
             await self.close_if_due(code)
         if any(is_bot(pl) for pl in players):
-            # Indexed before the reply, so that any instance drives them should this one
-            # die; the bot runner here takes them at once.
-            cfg = self.config
-            if await self.store.index_bot_race(
-                code, cfg.untimed_race_max_s + cfg.finished_race_ttl_s
-            ):
-                self.bot_races.started(code)
+            await self._drive_bots(code)
         return step.replies
 
     async def open_quick(
@@ -253,12 +303,16 @@ class Races:
         if step.dealt[0].record.over:
             await self.close_if_due(code)
         if any(is_bot(pl) for pl in players):
-            cfg = self.config
-            if await self.store.index_bot_race(
-                code, cfg.untimed_race_max_s + cfg.finished_race_ttl_s
-            ):
-                self.bot_races.started(code)
+            await self._drive_bots(code)
         return True
+
+    async def _drive_bots(self, code: str) -> None:
+        # Indexed before the reply, so that any instance drives them should this one die;
+        # the bot runner here takes them at once.
+        cfg = self.config
+        longest = max(cfg.untimed_race_max_s, cfg.async_window_s, p.WINDOW_MAX_S)
+        if await self.store.index_bot_race(code, longest + cfg.finished_race_ttl_s):
+            self.bot_races.started(code)
 
     async def rematch(self, who: Who, msg: p.Rematch) -> list[p.Message]:
         """A seated player of a finished race asks for a rematch (RaceMachine.rematch): the
@@ -379,6 +433,10 @@ class Races:
         if players is None:
             race = await self.store.load_race(code)
             players = race.players() if race is not None else []
+            if race is not None and race.async_race:
+                # Its seats change while it runs, and hear nothing of each other's moves
+                # (ghosts are scheduled from the store): no one to tell.
+                players = []
             self._seats.put(code, players)
         return players
 
@@ -468,7 +526,13 @@ class Races:
         machine, step = make(code)
         assert step.change is not None
         events = self._route(step, who.uid, [self.store.instance, *instances])
-        if await self.store.write_race(step.change) is Written.APPLIED:
+        if machine.race.async_race:
+            # Running from its creation: indexed with its window's end, like a live race's
+            # deadline, so that whichever instance is up closes it then.
+            written = await self.store.start_race(step.change, machine.deadline_ms())
+        else:
+            written = await self.store.write_race(step.change)
+        if written is Written.APPLIED:
             return machine, events, step
         await self.store.forget_player_games(who.player, [gid])
         return None
@@ -487,6 +551,10 @@ class Races:
         if bots:
             race = await self._seat_bots(race, bots, strength, who.uid)
             step.replies[-1] = RaceMachine(race, self.rules).lobby()
+            if race.async_race:
+                # Dealt as they were seated: they play now, at their usual pace, and the
+                # people who join later race them as ghosts.
+                await self._drive_bots(race.code)
         self._remember_lobby(race)
         return step.replies
 
@@ -522,6 +590,8 @@ class Races:
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
+            if race.async_race and race.status == RaceStatus.RUNNING:
+                return await self._attempt_async(machine, seat, origin)
             if machine.seated(seat.player) and race.status == RaceStatus.RUNNING:
                 # Back in a running race: it answers with where every seat stands.
                 records = await self.store.load_records(machine.gids())
@@ -545,6 +615,25 @@ class Races:
             return Plan(joined, lambda: self.store.write_race(change))
 
         return await self.runner.run(f"race {code}", attempt)
+
+    async def _attempt_async(
+        self, machine: RaceMachine, seat: p.Seat, origin: str
+    ) -> Plan[tuple[Transition, RaceMachine]]:
+        code = machine.code
+        gid = race_gid(code, seat.player)
+        seated = machine.seated(seat.player)
+        own = await self.cache.get(gid, fresh=True) if seated else None
+        instances: list[str] = []
+        if not seated and not is_bot(seat.player):
+            instances = [self.store.instance, *await self._seat(seat.player, gid)]
+        step = machine.join_async(seat, own, self.clock.now_ms())
+        change = step.change
+        if change is None:
+            return done((step, machine))
+        if seated:
+            instances = [self.store.instance]
+        self._route(step, origin, instances)  # nothing said: the instances hear the race
+        return Plan(lambda: answer((step, machine)), lambda: self.store.write_race(change))
 
     async def _seat_bots(
         self, race: RaceRecord, count: int, strength: str, origin: str

@@ -25,13 +25,14 @@ _HEADS_ENCODER = msgspec.msgpack.Encoder()
 class Write:
     """One game write waiting in the group commit: a move or a resignation."""
 
-    keys: list[str]  # game meta, moves, interest set (and snapshots, with a snapshot)
+    keys: list[str]  # game meta, moves, interest set, times (and snapshots, with a snapshot)
     expect_ver: int
     move: str
     fields: dict[str, str]
     payload: bytes
     future: asyncio.Future[Written]
     snapshot: str = ""  # the position after the move, to keep (server/play/snapshots.py)
+    at_ms: int = 0  # when the move was made (kept with it)
 
 
 class GroupCommit:
@@ -98,16 +99,17 @@ class GroupCommit:
         fields: dict[str, str],
         payload: bytes,
         snapshot: str = "",
+        at_ms: int = 0,
     ) -> asyncio.Future[Written]:
         """Queues a write; the future completes once it is in Redis (or fails with
         StoreUnavailable). A plain function: the move path awaits one future, no more.
-        With a `snapshot`, `keys` names the game's snapshots fourth."""
+        With a `snapshot`, `keys` names the game's snapshots fifth."""
         assert self._loop is not None, "GroupCommit.start() first"
         fut: asyncio.Future[Written] = self._loop.create_future()
         if self._closing:
             fut.set_exception(StoreUnavailable("the server is shutting down"))
             return fut
-        self._pending.append(Write(keys, expect_ver, move, fields, payload, fut, snapshot))
+        self._pending.append(Write(keys, expect_ver, move, fields, payload, fut, snapshot, at_ms))
         self._wake.set()
         return fut
 
@@ -204,14 +206,15 @@ class GroupCommit:
         """The EVALSHA command of the MOVES script for `writes`."""
         keys: list[str] = []
         heads: list[
-            tuple[int, str, int, dict[str, str]] | tuple[int, str, int, dict[str, str], str]
+            tuple[int, str, int, dict[str, str], int]
+            | tuple[int, str, int, dict[str, str], int, str]
         ] = []
         for w in writes:
             keys += w.keys
             if w.snapshot:
-                heads.append((w.expect_ver, w.move, len(w.payload), w.fields, w.snapshot))
+                heads.append((w.expect_ver, w.move, len(w.payload), w.fields, w.at_ms, w.snapshot))
             else:
-                heads.append((w.expect_ver, w.move, len(w.payload), w.fields))
+                heads.append((w.expect_ver, w.move, len(w.payload), w.fields, w.at_ms))
         payloads = b"".join([w.payload for w in writes])
         return [
             "EVALSHA", self._script.sha, len(keys), *keys, self._origin, self._prefix,

@@ -11,6 +11,7 @@ Cluster slot and a Lua script can update them together:
     {ns:race:CODE}:game:GID          hash   one seat's game (see store.GameRecord)
     {ns:race:CODE}:game:GID:moves    list   that game's moves, in order
     {ns:race:CODE}:game:GID:snaps    zset   snapshots of its position, scored by move count
+    {ns:race:CODE}:game:GID:times    list   the time each move was stored at (ms), in order
                                             (derived from the moves: server/play/snapshots.py)
     {ns:player:PID}:meta             hash   name, folded (its reserved form), created_ms,
                                             token_sha (SHA256 below)
@@ -88,6 +89,9 @@ class GameKeys:
     # The set of instances to which this game's events must be relayed.
     interest: str
     snaps: str
+    # The time (ms since the epoch) each move was stored at, entry for entry with the moves
+    # (games stored before move times were kept have "0" for their earlier moves).
+    times: str
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,10 @@ class Keys:
     def player_games(self, player: str) -> str:
         return f"{self.player_tag(player)}:games"
 
+    def player_challenges(self, player: str) -> str:
+        """The player's asynchronous races (zset: code scored by its creation, ms)."""
+        return f"{self.player_tag(player)}:challenges"
+
     def player_interest(self, player: str) -> str:
         return f"{self.player_tag(player)}:inst"
 
@@ -166,7 +174,7 @@ class Keys:
             tag = self.player_tag(parsed.player)
             interest = self.player_interest(parsed.player)
         game = f"{tag}:game:{gid}"
-        return GameKeys(game, f"{game}:moves", interest, f"{game}:snaps")
+        return GameKeys(game, f"{game}:moves", interest, f"{game}:snaps", f"{game}:times")
 
     # -- the daily challenge
 

@@ -23,12 +23,13 @@ end
 
 # The group commit's one call for a whole batch of game writes (moves and resignations):
 # each write is checked and applied in turn, as if it were a script call of its own.
-# KEYS: for each write in turn: game meta, game moves, interest set (and the game's
-#   snapshots, for a write that carries one)
+# KEYS: for each write in turn: game meta, game moves, interest set, the moves' times (and
+#   the game's snapshots, for a write that carries one)
 # ARGV: origin, channel prefix, the writes, their payloads.
 #   The writes: a msgpack array with, for each write, [expected version, move ('' for
 #   none), payload length, fields: a map of the record's new values, its new version
-#   among them, and optionally the snapshot of the position after the move (text)]. The
+#   among them, the move's time (ms, kept entry for entry with the move), and optionally
+#   the snapshot of the position after the move (text)]. The
 #   payloads (events to relay) follow one another in the last argument: cmsgpack cannot
 #   carry binary strings, and one argument packs faster than one per write.
 #   A snapshot is stored scored by the new length of the move list, replacing any scored
@@ -40,12 +41,20 @@ end
 MOVES = (
     _RELAY
     + """
-local function apply(meta, moves, interest, expect, move, payload, fields, snaps, snap)
+local function apply(meta, moves, interest, times, expect, move, payload, fields, at, snaps,
+                     snap)
   local st = redis.call('HMGET', meta, 'ver', 'gid')
   if not st[2] then return -1 end
   if tonumber(st[1] or '0') ~= expect then return 0 end
   if move ~= '' then
     local n = redis.call('RPUSH', moves, move)
+    local t = redis.call('LLEN', times)
+    while t < n - 1 do  -- moves stored before their times were kept: time 0
+      local pad = {}
+      for _ = 1, math.min(n - 1 - t, 1000) do pad[#pad + 1] = '0' end
+      t = redis.call('RPUSH', times, unpack(pad))
+    end
+    if t < n then redis.call('RPUSH', times, at) end
     if snap then
       redis.call('ZREMRANGEBYSCORE', snaps, n, '+inf')
       redis.call('ZADD', snaps, n, snap)
@@ -63,12 +72,12 @@ end
 
 local out, k, at = {}, 0, 1
 for _, w in ipairs(cmsgpack.unpack(ARGV[3])) do
-  local expect, move, length, fields, snap = w[1], w[2], w[3], w[4], w[5]
+  local expect, move, length, fields, time, snap = w[1], w[2], w[3], w[4], w[5], w[6]
   local payload = string.sub(ARGV[4], at, at + length - 1)
   at = at + length
-  out[#out + 1] = apply(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], expect, move, payload, fields,
-                        KEYS[k + 4], snap)
-  if snap then k = k + 4 else k = k + 3 end
+  out[#out + 1] = apply(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], expect, move,
+                        payload, fields, time, KEYS[k + 5], snap)
+  if snap then k = k + 5 else k = k + 4 end
 end
 return out
 """

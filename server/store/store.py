@@ -315,6 +315,20 @@ class Store:
         _, instances, meta_ttl_ms = await pipe.execute()
         return SeatListed(sorted(set(instances) - {self.instance}), int(meta_ttl_ms))
 
+    async def add_challenge(self, player: str, code: str, created_ms: int, ttl_s: int) -> None:
+        """List an asynchronous race among the player's (kept `ttl_s`, the longest a race
+        listed is open and then kept), keeping the newest `keep` of them."""
+        key = self.keys.player_challenges(player)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(key, {code: created_ms})
+        pipe.zremrangebyrank(key, 0, -self.config.challenges_listed - 1)
+        pipe.expire(key, ttl_s)
+        await pipe.execute()
+
+    async def player_challenges(self, player: str) -> list[str]:
+        """The player's asynchronous races, newest first."""
+        return list(await self.redis.zrevrange(self.keys.player_challenges(player), 0, -1))
+
     async def forget_player_games(self, player: str, gids: Sequence[str]) -> None:
         if gids:
             await self.redis.srem(self.keys.player_games(player), *gids)
@@ -503,24 +517,42 @@ class Store:
         return out
 
     def write_move(
-        self, record: GameRecord, move: str, expect_ver: int, payload: bytes, snapshot: str = ""
+        self,
+        record: GameRecord,
+        move: str,
+        expect_ver: int,
+        payload: bytes,
+        snapshot: str = "",
+        at_ms: int = 0,
     ) -> asyncio.Future[Written]:
         """Append `move` (or '' for none) and store `record` (at its new version), if the
         stored game is at `expect_ver`, through the group commit: a future of the write's
         Written status. `payload` is relayed to the other instances interested in the game;
-        a `snapshot` (of the position after the move) is kept with the move."""
+        a `snapshot` (of the position after the move) is kept with the move, and so is
+        its time `at_ms` (in the game's times list, in the same script call)."""
         keys = self.game_keys(record.gid)
         assert keys is not None
         return self.commit.submit(
-            [keys.meta, keys.moves, keys.interest, keys.snaps]
+            [keys.meta, keys.moves, keys.interest, keys.times, keys.snaps]
             if snapshot
-            else [keys.meta, keys.moves, keys.interest],
+            else [keys.meta, keys.moves, keys.interest, keys.times],
             expect_ver,
             move,
             record.written_fields(),
             payload,
             snapshot,
+            at_ms,
         )
+
+    async def move_times(self, gids: Sequence[str], start: int = 0) -> list[list[int]]:
+        """The stored times (ms) of each game's moves from entry `start` on, in one round
+        trip (games stored before move times were kept: 0 for those moves, or none)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for gid in gids:
+            keys = self.game_keys(gid)
+            assert keys is not None
+            pipe.lrange(keys.times, start, -1)
+        return [[int(t) for t in rows] for rows in await pipe.execute()]
 
     async def write_game(
         self,
@@ -543,6 +575,7 @@ class Store:
         batch.hset(keys.meta, record.to_redis() if change.all_fields else record.changing_fields())
         if undo:
             batch.command("RPOP", keys.moves)
+            batch.command("RPOP", keys.times)
             batch.command("ZREMRANGEBYSCORE", keys.snaps, f"({record.n}", "+inf")
         if index_games:
             batch.command("SADD", self.keys.player_games(record.player), record.gid)
@@ -551,6 +584,7 @@ class Store:
             if record.n:  # an empty move list is no key at all
                 batch.command("EXPIRE", keys.moves, ttl_s)
                 batch.command("EXPIRE", keys.snaps, ttl_s)
+                batch.command("EXPIRE", keys.times, ttl_s)
         batch.relay_to(keys.interest, payload)
         return await self.apply(batch)
 
@@ -563,6 +597,7 @@ class Store:
                 pipe.expire(keys.meta, ttl_s)
                 pipe.expire(keys.moves, ttl_s)
                 pipe.expire(keys.snaps, ttl_s)
+                pipe.expire(keys.times, ttl_s)
         await pipe.execute()
 
     # ------------------------------------------------------------ daily attempts index
@@ -622,6 +657,7 @@ class Store:
             batch.command("DEL", gone.meta)
             batch.command("DEL", gone.moves)
             batch.command("DEL", gone.snaps)
+            batch.command("DEL", gone.times)
         if change.instances:
             batch.command("SADD", interest, *change.instances)
         for game in change.games:
@@ -661,7 +697,7 @@ class Store:
         for s in race.seats:
             keys = self.keys.game(race_gid(race.code, s.player))
             assert keys is not None
-            out += (keys.meta, keys.moves, keys.snaps)
+            out += (keys.meta, keys.moves, keys.snaps, keys.times)
         return out
 
     async def write_race(self, change: RaceChange) -> Written:

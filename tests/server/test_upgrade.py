@@ -96,8 +96,13 @@ async def test_a_race_and_a_practice_game_stored_before_versions_still_play(
 
         # Moves and an undo on the old records go through, checked against version 0.
         second = sorted(first.legal_moves())[0]
+        before_ms = int(time.time() * 1000)
         state = await ann.request({"t": "move", "gid": race_gid(CODE, pa), "n": 1, "m": second})
         assert state["t"] == "state" and state["n"] == 2, state
+        # Moves stored before their times were kept read as time 0; the new one has its own.
+        times = await r.lrange(keys.game(race_gid(CODE, pa)).times, 0, -1)
+        assert times[0] == "0" and len(times) == 2
+        assert before_ms <= int(times[1]) <= int(time.time() * 1000)
         undone = await ann.request({"t": "undo", "gid": pgid})
         assert undone["t"] == "state" and undone["n"] == 1, undone
         assert await r.llen(keys.game(pgid).moves) == 1
@@ -116,6 +121,46 @@ async def test_a_race_and_a_practice_game_stored_before_versions_still_play(
         await ann.close()
         await bob.close()
         await r.aclose()
+
+
+async def test_a_game_stored_before_move_times_takes_moves_and_undos(
+    server, redis_url, redis_namespace
+):
+    """Games stored before each move's time was kept: their earlier moves get time 0 when
+    the next move is stored, so that the times stay entry for entry with the moves."""
+    keys = Keys(redis_namespace)
+    ann = await Client.connect(server.ws_url)
+    r = aioredis.Redis.from_url(redis_url, decode_responses=True)
+    try:
+        a = await ann.hello("ann")
+        pa = a["player"]
+        pgid = practice_gid("bakers_game", "0ld1", pa)
+        game = engine.new_game("bakers_game", 11)
+        played = []
+        for _ in range(3):
+            m = sorted(game.legal_moves())[0]
+            game.play(m)
+            played.append(m)
+        await r.hset(keys.game(pgid).meta, mapping=old_game_hash(
+            pgid, "practice", "bakers_game", 11, pa, "ann", int(time.time() * 1000) - 5000,
+            score=str(game.score), moves=str(game.moves), ver="0",
+        ))  # fmt: skip
+        await r.rpush(keys.game(pgid).moves, *played)
+        await r.sadd(keys.player_games(pa), pgid)
+        assert await r.exists(keys.game(pgid).times) == 0
+        m = sorted(game.legal_moves())[0]
+        state = await ann.request({"t": "move", "gid": pgid, "n": 3, "m": m})
+        assert state["t"] == "state" and state["n"] == 4, state
+        times = await r.lrange(keys.game(pgid).times, 0, -1)
+        assert times[:3] == ["0", "0", "0"] and int(times[3]) > 0
+        undone = await ann.request({"t": "undo", "gid": pgid})
+        assert undone["t"] == "state" and undone["n"] == 3, undone
+        assert await r.lrange(keys.game(pgid).times, 0, -1) == ["0", "0", "0"]
+        again = await ann.request({"t": "move", "gid": pgid, "n": 3, "m": m})
+        assert again["t"] == "state" and again["n"] == 4, again
+        assert len(await r.lrange(keys.game(pgid).times, 0, -1)) == 4
+    finally:
+        await ann.close()
 
 
 # The flags the previous version (commit c671f45) wrote for each way a game ends, as its

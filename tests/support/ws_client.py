@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,9 @@ class Client:
         self.player: str | None = None
         self.token: str | None = None
         self.welcome: Message | None = None
+        # When each message arrived (time.time()), by the message's id(): kept apart so that
+        # the messages stay exactly what the server sent.
+        self.arrived: dict[int, float] = {}
 
     @classmethod
     def connect(cls, url: str, **kwargs: Any) -> _Connecting:
@@ -48,6 +52,7 @@ class Client:
             async for frame in self.ws:
                 self.raw.append(frame)
                 msg = msgspec.msgpack.decode(frame) if isinstance(frame, bytes) else {"text": frame}
+                self.arrived[id(msg)] = time.time()
                 async with self._arrived:
                     self.inbox.append(msg)
                     self.history.append(msg)
