@@ -25,6 +25,11 @@ stops by itself):
   no shorter and no longer), stops the server with SIGTERM and reads its log for ERROR
   lines.
 
+With `--memory-report` the server runs with `--debug-memory`, and every `--memory-every`
+seconds (600) the soak reads its /debug/memory report (bench/soak_memory.py): RSS by window,
+the slope over the last half of the run, the bounded caches' sizes, and what grew between
+the first and the last report by object type and by source line.
+
 Reports requests by kind, what each kind of load did, real errors by kind (the abusive
 client's expected refusals counted apart), p50/p99 acknowledgement time of moves,
 memory at start and end and its growth per hour (a least-squares line through the
@@ -55,6 +60,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import soak_memory  # noqa: E402
 from bench.server import (  # noqa: E402
     Target,
     cpu_s,
@@ -222,6 +228,8 @@ async def run(args: argparse.Namespace) -> int:
     plan = Plan([2 + i % 3 for i in range(args.tables)], args.bot_races, args.dailies,
                 args.practice, args.burst, args.minutes)  # fmt: skip
     settings = plan.settings()
+    if args.memory_report:
+        settings["SOLITAIRE_DEBUG_MEMORY"] = "1"
     seconds = args.minutes * 60
     warmup = args.warmup if args.warmup is not None else min(60.0, seconds / 5)
     every = args.sample_s if args.sample_s is not None else min(5.0, max(0.5, seconds / 60))
@@ -265,11 +273,25 @@ async def run(args: argparse.Namespace) -> int:
         tasks = [asyncio.create_task(c) for c in clients]
         sampling = asyncio.create_task(sampler.run())
         progress = asyncio.create_task(report_progress(soak, sampler, target))
+        marks: list[soak_memory.Mark] = []
+        marking = None
+        if args.memory_report:
+            marking = asyncio.create_task(
+                memory_marks(target.port, sampler, args.memory_every, marks)
+            )
         await wait_for_end(soak, target)
         # The figures are of the load: the sampling stops with it, before the drain.
         progress.cancel()
         sampling.cancel()
+        if marking is not None:
+            marking.cancel()
         end = sampler.take() if target.proc.poll() is None else sampler.samples[-1]
+        if (
+            args.memory_report
+            and target.proc.poll() is None
+            and (not marks or end.t - marks[-1].t > 30)
+        ):
+            marks.append(await memory_mark(target.port, sampler, not marks))
         print(
             f"  [{end.t:5.0f} s] the load stops; waiting for the clients to finish what "
             "they are doing",
@@ -296,6 +318,8 @@ async def run(args: argparse.Namespace) -> int:
         await drop_namespace(redis_url, target.namespace)
         ok = report(tally, sampler.samples, start, end, warmup, every, gids, stored, code,
                     log_errors)  # fmt: skip
+        if args.memory_report:
+            soak_memory.report(sampler.samples, marks, args.memory_every, end.t)
         return 0 if ok else 1
     finally:
         if target is not None and target.proc.poll() is None:
@@ -314,6 +338,26 @@ async def wait_for_end(soak: Soak, target: Target) -> None:
             soak.deadline = time.monotonic()
             return
         await asyncio.sleep(min(1.0, max(0.0, soak.deadline - time.monotonic())))
+
+
+async def memory_mark(port: int, sampler: Sampler, baseline: bool) -> soak_memory.Mark:
+    t = time.monotonic() - sampler.began
+    report = await asyncio.to_thread(soak_memory.fetch, port, baseline)
+    print(f"  [{t:5.0f} s] memory report: RSS {mb(report['rss_kb'])}, traced "
+          f"{mb(report.get('traced_kb', 0))}, caches " + ", ".join(
+              f"{n} {c['entries']}" for n, c in report["caches"].items()), flush=True)  # fmt: skip
+    return soak_memory.Mark(t, report)
+
+
+async def memory_marks(port: int, sampler: Sampler, every: float,
+                       marks: list[soak_memory.Mark]) -> None:  # fmt: skip
+    """The server's memory report every `every` seconds of load; the first is the
+    baseline of the growth figures."""
+    k = 1
+    while True:
+        await asyncio.sleep(max(0.0, sampler.began + k * every - time.monotonic()))
+        marks.append(await memory_mark(port, sampler, not marks))
+        k += 1
 
 
 async def report_progress(soak: Soak, sampler: Sampler, target: Target) -> None:
@@ -450,7 +494,22 @@ def main() -> int:
     parser.add_argument("--store-fsync", choices=FSYNC_POLICIES,
                         help="appendfsync of the bench's own store (not with REDIS_URL; "
                              f"default {DEFAULT.store_fsync})")  # fmt: skip
+    parser.add_argument(
+        "--memory-report",
+        action="store_true",
+        help="start the server with --debug-memory and report its RSS by window, its caches "
+        "and what grew between the first and last of its memory reports (bench/soak_memory.py)",
+    )
+    parser.add_argument(
+        "--memory-every",
+        type=float,
+        default=600.0,
+        help="seconds between the server's memory reports (default 600; the first is the "
+        "baseline of the growth)",
+    )
     args = parser.parse_args()
+    if not 10 <= args.memory_every <= 3600:
+        parser.error("--memory-every: 10 to 3600 seconds")
     if not 0 < args.minutes <= MAX_MINUTES:
         parser.error(f"--minutes: more than 0, at most {MAX_MINUTES}")
     if not (0 <= args.tables <= 20 and 0 <= args.bot_races <= 20 and 0 <= args.dailies <= 5

@@ -162,6 +162,8 @@ class Config:
     quick_time_limit_s: int = 600  # every quick race's time limit
     quick_round_s: float = 0.25  # how often the matcher (one instance at a time) runs
     quick_lease_s: float = 5.0  # another instance matches once the matcher stops renewing
+    # Diagnostics (server/memory.py): trace allocations and answer GET /debug/memory.
+    debug_memory: bool = False
 
     @property
     def limits(self) -> Limits:
@@ -418,9 +420,10 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                         "gets HTTP 503 (default 10000; 0: no limit)"),
     "max_connections_per_address": ("--max-connections-per-address",
                                     "SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS", _limit(int),
-                                    "connections one client address (IPv4, or IPv6 /64) holds "
-                                    "at once; a WebSocket handshake beyond gets HTTP 429, and "
-                                    "beyond twice as many they are closed unanswered "
+                                    "WebSocket connections one client address (IPv4, or IPv6 "
+                                    "/64) holds at once; a handshake beyond gets HTTP 429, "
+                                    "and beyond twice as many sockets they are closed "
+                                    "unanswered "
                                     "(default 100; 0: no limit)"),
     "max_new_players_per_address_per_hour": (
         "--max-new-players-per-address-per-hour", "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR",
@@ -526,6 +529,10 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
     "quick_lease_s": ("--quick-lease-s", "SOLITAIRE_QUICK_LEASE_S", _positive(float),
                       "seconds before another instance takes over the matching of a dead "
                       "one (default 5)"),
+    "debug_memory": ("--debug-memory", "SOLITAIRE_DEBUG_MEMORY", _bool,
+                     "1: trace memory allocations (tracemalloc; slower, more memory) and "
+                     "answer GET /debug/memory with a JSON report of the caches, objects and "
+                     "allocations; for benches, never on a public server (default 0)"),
 }  # fmt: skip
 
 
