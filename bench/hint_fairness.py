@@ -2,7 +2,7 @@
 """Hint fairness under a flood: how long a player asking one hint at a time waits while
 others flood the solver.
 
-    .venv/bin/python bench/hint_fairness.py [--flooders 20] [--hints 20] [--think 1.0]
+    .venv/bin/python -m bench.hint_fairness [--flooders 20] [--hints 20] [--think 1.0]
 
 Starts a real `solitaire-server` (REDIS_URL if set, else a valkey-server of its own in a
 temporary directory) with its default solver settings (two solver workers, a hint budget of
@@ -42,20 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.lean_client import Closed, LeanClient  # noqa: E402
-from bench.server import (  # noqa: E402
-    dec,
-    drop_namespace,
-    enc,
-    lean_connect,
-    start_race_server,
-    wait_port,
-)
-from server.config import DEFAULT  # noqa: E402
-from server.store.embedded import EmbeddedRedis  # noqa: E402
+from bench.figures import percentile
+from bench.lean_client import Closed, LeanClient
+from bench.race_server import drop_namespace, start_race_server, wait_port
+from bench.server import dec, enc, lean_connect
+from server.config import DEFAULT
+from server.store.embedded import EmbeddedRedis
 
 TARGET_S = 2.0
 # Hopscotch deal 1 from its start: a search gives up only when its budget is spent
@@ -75,13 +67,6 @@ class Phase:
 
     def within(self) -> int:
         return sum(1 for w in self.waits if w <= TARGET_S)
-
-
-def quantile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 class Player:
@@ -178,13 +163,13 @@ async def abandoner(url: str, i: int) -> None:
 
 
 def report(phase: Phase, baseline: Phase | None, hints: int) -> str:
-    p50, p90 = quantile(phase.waits, 0.5), quantile(phase.waits, 0.9)
+    p50, p90 = percentile(phase.waits, 0.5), percentile(phase.waits, 0.9)
     most = max(phase.waits, default=float("nan"))
     line = (f"  {phase.name:9s} patient hints answered {len(phase.waits)}/{hints}, within "
             f"{TARGET_S:g} s {phase.within()}/{hints}; reply p50 {p50 * 1000:.0f} ms, p90 "
             f"{p90 * 1000:.0f} ms, max {most * 1000:.0f} ms")  # fmt: skip
     if baseline is not None and baseline.waits:
-        line += f"; p90 {p90 / quantile(baseline.waits, 0.9):.1f} x the baseline's"
+        line += f"; p90 {p90 / percentile(baseline.waits, 0.9):.1f} x the baseline's"
     if phase.refused:
         line += f"; refused: {dict(phase.refused)}"
     slow = [f"#{i + 1} {w * 1000:.0f} ms" for i, w in enumerate(phase.waits) if w > TARGET_S]

@@ -1,12 +1,12 @@
 """Quick races under a steady stream of players: the queue, the matcher and the store.
 
-    .venv/bin/python bench/queue.py [--players 10000] [--rate 50] [--baseline-pairs 100]
+    .venv/bin/python -m bench.queue [--players 10000] [--rate 50] [--baseline-pairs 100]
 
 1. Starts its own embedded valkey-server (so that INFO commandstats counts this bench's
    server alone), with appendfsync everysec: the queue and the matcher are measured, not
    the disk (with `always`, every write waits for an fsync, which on a shared machine's
    disk takes whatever the other tenants leave), and one real `solitaire-server` process
-   on a free port.
+   on a free port (bench/race_server.py, with its load settings).
 2. Baseline, in the same run: --baseline-pairs pairs of players race the usual way (hello,
    `create`, `join`, `start`): the store's commands per player.
 3. --players players arrive at --rate a second, spread over the four games, each on a
@@ -15,9 +15,9 @@
    work with; these writes are not counted), `queue`, then it waits for `matched` and
    leaves. The quick races start by themselves as the server's settings say.
 
-Prints, for the arrivals: the time from `queue` to `matched` (p50, p99, max; nearest-rank
-percentiles), beside the `queue` request's own round trip (queue -> queued) as the
-baseline; the matcher's decision time per round (the server's
+Prints, for the arrivals: the time from `queue` to `matched` (p50, p99, max; percentiles
+by bench/figures.py, nearest rank), beside the `queue` request's own round trip
+(queue -> queued) as the baseline; the matcher's decision time per round (the server's
 solitaire_quick_round_seconds histogram: mean, and the bucket holding its p99); the
 store's commands per matched player (from hello to matched, the race's start included),
 beside the baseline's per player, and their ratio.
@@ -25,47 +25,29 @@ beside the baseline's per player, and their ratio.
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import random
+import re
 import sys
+import tempfile
+import time
+import urllib.request
+import uuid
 from pathlib import Path
+from typing import Any
 
-# This file's name is the standard library's `queue`: run as a script, its folder comes
-# first in sys.path and would shadow it (asyncio and redis-py import it).
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
+import msgpack
+import redis.asyncio as aioredis
+from websockets.asyncio.client import ClientConnection, connect
 
-import argparse  # noqa: E402
-import asyncio  # noqa: E402
-import math  # noqa: E402
-import os  # noqa: E402
-import random  # noqa: E402
-import re  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import urllib.request  # noqa: E402
-import uuid  # noqa: E402
-from typing import Any  # noqa: E402
-
-import msgpack  # noqa: E402
-import redis.asyncio as aioredis  # noqa: E402
-from websockets.asyncio.client import ClientConnection, connect  # noqa: E402
-
-from server.store.embedded import EmbeddedRedis, free_port  # noqa: E402
-from server.store.keys import Keys  # noqa: E402
+from bench.figures import percentile
+from bench.race_server import start_race_server, wait_healthy
+from server.store.embedded import EmbeddedRedis
+from server.store.keys import Keys
 
 GAMES = ["bakers_game", "doublets", "hopscotch", "quatorze"]
 MATCHED_TIMEOUT_S = 120.0  # a player still unmatched then counts as failed
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100)."""
-    ordered = sorted(values)
-    if not ordered:
-        return math.nan
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]
 
 
 class Player:
@@ -77,15 +59,20 @@ class Player:
         self.ids += 1
         await self.ws.send(msgpack.packb({**msg, "id": self.ids}))
         while True:
-            reply = msgpack.unpackb(await self.ws.recv())
+            reply = await self._read()
             if reply.get("re") == self.ids:
-                return dict(reply)
+                return reply
 
     async def next(self, t: str) -> dict[str, Any]:
         while True:
-            msg = msgpack.unpackb(await self.ws.recv())
+            msg = await self._read()
             if msg.get("t") == t and "re" not in msg:
-                return dict(msg)
+                return msg
+
+    async def _read(self) -> dict[str, Any]:
+        frame = await self.ws.recv()
+        assert isinstance(frame, bytes), frame
+        return dict(msgpack.unpackb(frame))
 
 
 async def commands(r: aioredis.Redis) -> dict[str, int]:
@@ -198,35 +185,19 @@ async def main() -> None:
     ap.add_argument("--baseline-pairs", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    ns = f"bq{uuid.uuid4().hex[:8]}"
     with (
-        tempfile.TemporaryDirectory() as tmp,
+        tempfile.TemporaryDirectory(prefix="bench-queue-") as tmp,
         EmbeddedRedis(Path(tmp) / "valkey", fsync="everysec") as valkey,
     ):
-        port = free_port()
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")},
-            "REDIS_URL": valkey.url,
-            "SOLITAIRE_NAMESPACE": ns,
-            "SOLITAIRE_DATA_DIR": str(Path(tmp) / "data"),
-            "SOLITAIRE_LOG_LEVEL": "WARNING",
-            "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR": "0",
-            "SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS": "0",
-            "SOLITAIRE_DAILY_PREPARE_AHEAD": "0",
-        }
-        server = subprocess.Popen(
-            [sys.executable, "-m", "server", "--port", str(port)], env=env, cwd=ROOT
-        )
-        http, url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/ws"
+        server = start_race_server(
+            Path(tmp), "solitaire-server", "embedded valkey (everysec)", valkey.url,
+            settings={"SOLITAIRE_LOG_LEVEL": "WARNING"},
+        )  # fmt: skip
+        http, url = server.page(), server.url
         try:
-            for _ in range(300):
-                try:
-                    urllib.request.urlopen(f"{http}/healthz", timeout=1)
-                    break
-                except OSError:
-                    await asyncio.sleep(0.1)
+            await asyncio.to_thread(wait_healthy, server)
             r = aioredis.Redis.from_url(valkey.url, decode_responses=True)
-            keys = Keys(ns)
+            keys = Keys(server.namespace)
 
             before = await commands(r)
             made = await baseline(url, args.baseline_pairs)
@@ -243,8 +214,7 @@ async def main() -> None:
             metrics = scrape(http)
             await r.aclose()
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            server.stop()
 
     matched = len(waits)
     # The bench's own writes: one HSET of a rating per player that got that far.
@@ -253,8 +223,8 @@ async def main() -> None:
     round_mean = metrics.get("solitaire_quick_round_seconds_sum", 0.0) / max(1.0, rounds)
     rated = metrics.get('solitaire_quick_races_total{kind="rated"}', 0.0)
     bots = metrics.get('solitaire_quick_races_total{kind="bot"}', 0.0)
-    p50, p99 = percentile(waits, 50), percentile(waits, 99)
-    b50, b99 = percentile(rtts, 50), percentile(rtts, 99)
+    p50, p99 = percentile(waits, 0.5), percentile(waits, 0.99)
+    b50, b99 = percentile(rtts, 0.5), percentile(rtts, 0.99)
     print(f"players: {args.players} in {took:.1f} s; matched {matched}, failed {failures}; "
           f"races formed: {rated:.0f} rated, {bots:.0f} against a bot")  # fmt: skip
     print(f"queue -> matched: p50 {p50 * 1000:.0f} ms, p99 {p99 * 1000:.0f} ms, "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Soak of the race server: every kind of load together, for minutes, and what it left.
 
-    .venv/bin/python bench/soak.py [--minutes 10] [--tables 3] [--bot-races 2]
+    .venv/bin/python -m bench.soak [--minutes 10] [--tables 3] [--bot-races 2]
         [--dailies 1] [--practice 2] [--pace 0.5] [--burst 20]
 
 What it does (loopback only, bounded: at most 120 minutes and a few dozen connections,
@@ -52,27 +52,25 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench import soak_memory  # noqa: E402
-from bench.server import (  # noqa: E402
-    Target,
+from bench import soak_memory
+from bench.figures import percentile
+from bench.race_server import (
+    RaceServer,
     cpu_s,
     drop_namespace,
     raise_open_files,
     rss_kb,
     start_race_server,
-    stored_counts,
     wait_port,
 )
-from bench.soak_abuse import Abuser  # noqa: E402
-from bench.soak_load import (  # noqa: E402
+from bench.server import stored_counts
+from bench.soak_abuse import Abuser
+from bench.soak_load import (
     DAILY_PLAYER_EVERY_S,
     Soak,
     Tally,
@@ -81,8 +79,8 @@ from bench.soak_load import (  # noqa: E402
     practice_player,
     race_table,
 )
-from server.config import DEFAULT  # noqa: E402
-from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis  # noqa: E402
+from server.config import DEFAULT
+from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis
 
 MAX_MINUTES = 120
 PROGRESS_EVERY_S = 30.0
@@ -148,7 +146,10 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def _or_zero(read: Any, pid: int) -> Any:
+T = TypeVar("T")
+
+
+def _or_zero(read: Callable[[int], T], pid: int) -> T | int:
     try:
         return read(pid)
     except OSError:  # gone between the listing and the read
@@ -156,14 +157,6 @@ def _or_zero(read: Any, pid: int) -> Any:
 
 
 # ---------------------------------------------------------------- figures
-
-
-def percentile(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) of `values`, nearest rank; nan if there are none."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def growth_per_hour(samples: list[Sample], warmup: float, attr: str) -> tuple[float, int]:
@@ -247,7 +240,7 @@ async def run(args: argparse.Namespace) -> int:
           "every client here is 127.0.0.1)")  # fmt: skip
     tmp = Path(tempfile.mkdtemp(prefix="bench-soak-"))
     embedded: EmbeddedRedis | None = None
-    target: Target | None = None
+    target: RaceServer | None = None
     try:
         redis_url = os.environ.get("REDIS_URL")
         if redis_url:
@@ -330,7 +323,7 @@ async def run(args: argparse.Namespace) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-async def wait_for_end(soak: Soak, target: Target) -> None:
+async def wait_for_end(soak: Soak, target: RaceServer) -> None:
     """Until the soak's deadline, or until the server exits (a real error)."""
     while soak.running():
         if target.proc.poll() is not None:
@@ -360,7 +353,7 @@ async def memory_marks(port: int, sampler: Sampler, every: float,
         k += 1
 
 
-async def report_progress(soak: Soak, sampler: Sampler, target: Target) -> None:
+async def report_progress(soak: Soak, sampler: Sampler, target: RaceServer) -> None:
     tally = soak.tally
     seen = 0
     while True:

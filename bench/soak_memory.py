@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import statistics
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -40,7 +41,7 @@ def fetch(port: int, baseline: bool) -> dict[str, Any]:
     return data
 
 
-def slope_kb_per_hour(samples: list[HasRss], since: float) -> tuple[float, int]:
+def slope_kb_per_hour(samples: Sequence[HasRss], since: float) -> tuple[float, int]:
     used = [s for s in samples if s.t >= since]
     if len(used) < 3:
         return float("nan"), len(used)
@@ -52,7 +53,7 @@ def mb(kb: float) -> str:
     return f"{kb / 1024:.1f} MB"
 
 
-def report(samples: list[HasRss], marks: list[Mark], every: float, end_t: float) -> None:
+def report(samples: Sequence[HasRss], marks: list[Mark], every: float, end_t: float) -> None:
     print(f"  memory by window of {every / 60:g} minutes (server RSS; 'less tracing' takes "
           "away tracemalloc's own memory at the window's end):")  # fmt: skip
     by_mark = {round(m.t / every): m for m in marks}

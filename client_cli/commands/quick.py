@@ -16,8 +16,8 @@ from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.race import PLAY_HELP, join_race
 from client_cli.connection import ConnectError, ConnectionLost
+from client_cli.context import Context
 from client_cli.messages import ProtocolError, ServerError, as_plain
-from client_cli.runner import Context
 
 LEAVE_TIMEOUT_S = 3.0  # waiting for `unqueued` after Ctrl-C, at most
 
