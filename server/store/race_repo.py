@@ -5,8 +5,11 @@ races whose bots are to be driven.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
+
+import msgspec
 
 from server.config import Config
 from server.domain.changes import RaceChange, Written
@@ -17,13 +20,20 @@ from server.store.batches import Batches
 from server.store.game_repo import queue_records, records_read
 from server.store.keys import Keys
 from server.store.locks import Lease
+from server.store.rating_repo import HISTORY_KEPT
 from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.writes import Batch
+
+log = logging.getLogger(__name__)
+
+
+def _point_json(point: Any) -> str:
+    return msgspec.json.encode(point).decode()
 
 
 @unavailable_on_failure
 class RaceRepo:
-    """Races, the running index and bot seats."""
+    """Races, the running index and bot seats; a rated race's close writes its ratings."""
 
     def __init__(
         self, config: Config, redis: Any, keys: Keys, instance: str, batches: Batches
@@ -91,8 +101,23 @@ class RaceRepo:
                 batch.command("EXPIRE", key, change.ttl_s)
             else:
                 batch.command("PERSIST", key)
+        if not self.config.redis_cluster:
+            self._rate(batch, change)
         batch.relay_to(interest, change.payload)
         return batch
+
+    def _rate(self, batch: Batch, change: RaceChange) -> None:
+        """A rated close's new ratings, each checked at the version the close read: a
+        rating changed since (another race of the player closed) makes the close stale."""
+        for c in change.ratings:
+            r = c.rating
+            key = self.keys.rating(r.game, r.player)
+            history = self.keys.rating_history(r.game, r.player)
+            batch.expect(key, c.expect_ver)
+            batch.hset(key, r.to_redis())
+            batch.command("ZADD", self.keys.rating_board(r.game), c.shown, r.player)
+            batch.command("RPUSH", history, _point_json(c.point))
+            batch.command("LTRIM", history, -HISTORY_KEPT, -1)
 
     def _seat_game_keys(self, race: RaceRecord) -> list[str]:
         out: list[str] = []
@@ -118,9 +143,16 @@ class RaceRepo:
         `deadline_ms`) if the close went through (the race is at its closed version)."""
         code = change.race.code
         if self.config.redis_cluster:
-            # The index and the race hash to different slots: one after the other.
+            # The index and the race hash to different slots: one after the other. So do a
+            # rated race's ratings (one slot per game): written right after the close, so
+            # on a cluster a crash in between can lose a race's rating update.
             status = await self.write_race(change)
             if status is Written.APPLIED:
+                if change.ratings:
+                    ratings = Batch()
+                    self._rate(ratings, change)
+                    if await self.batches.apply(ratings) is not Written.APPLIED:
+                        log.warning("race %s: its ratings changed meanwhile; not rated", code)
                 await self.unindex(code, deadline_ms)
             return status
         unindex = Batch()

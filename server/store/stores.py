@@ -3,9 +3,10 @@
 Each repository keeps one part of what the server keeps in Redis, and every Redis failure
 in any of them reaches the caller as StoreUnavailable (server/store/unavailable.py): players
 (player_repo.py), games (game_repo.py), races (race_repo.py), the daily challenge
-(daily_repo.py, with leaderboards and stats: boards.py, stats_repo.py), and presence
-(presence_repo.py: instances, connections, who hears what). Every write of a record is
-version-checked (server/store/scripts.py: MOVES for moves through the group commit of
+(daily_repo.py, with leaderboards and stats: boards.py, stats_repo.py), presence
+(presence_repo.py: instances, connections, who hears what), the quick-race queue
+(queue_repo.py) and ratings (rating_repo.py). Every write of a record is version-checked
+(server/store/scripts.py: MOVES for moves through the group commit of
 server/store/group_commit.py, APPLY for the rest, server/store/batches.py). The rules that
 decide the writes live above, in server/play/ and server/daily/.
 """
@@ -26,7 +27,9 @@ from server.store.group_commit import GroupCommit
 from server.store.keys import Keys
 from server.store.player_repo import PlayerRepo
 from server.store.presence_repo import PresenceRepo
+from server.store.queue_repo import QueueRepo
 from server.store.race_repo import RaceRepo
+from server.store.rating_repo import RatingRepo
 from server.store.stats_repo import StatsRepo
 from server.store.unavailable import STORE_ERRORS, unavailable_on_failure
 
@@ -59,6 +62,8 @@ class Stores:
             redis, keys, config.leaderboard_default_rows, config.leaderboard_max_rows
         )
         self.stats = StatsRepo(redis, keys)
+        self.queue = QueueRepo(redis, keys, instance)
+        self.ratings = RatingRepo(redis, keys)
 
     async def open(self) -> None:
         self.commit.start()
