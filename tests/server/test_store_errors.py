@@ -1,6 +1,7 @@
 """The store's one error contract: whatever Redis or the socket raises, a caller of the store
-sees StoreUnavailable, from every part of it (games, races, players, presence, the daily
-boards and stats, its leases). Tried against a real address where no Redis listens."""
+sees StoreUnavailable, from every repository (games, races, players, presence, the daily
+challenge, the quick-race queue and ratings, the daily boards and stats, the leases).
+Tried against a real address where no Redis listens."""
 
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ async def test_every_part_of_the_store_fails_as_store_unavailable() -> None:
         "presence.secret_or_new": lambda: store.presence.secret_or_new(None),
         "daily.stored_deal": lambda: store.daily.stored_deal("quatorze", "2026-01-02"),
         "daily.lease": lambda: store.daily.sweep_lock(5).take(),
+        "queue.entry": lambda: store.queue.entry("x"),
+        "queue.due_starts": lambda: store.queue.due_starts(0),
+        "ratings.load": lambda: store.ratings.load("quatorze", ["x"]),
         "board": lambda: store.boards.board("quatorze", dt.date(2026, 1, 2).isoformat()),
         "stats": lambda: store.stats.row("quatorze", "x"),
     }
