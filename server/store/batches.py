@@ -1,4 +1,5 @@
-"""Version-checked batches of writes, run by the APPLY script (server/store/scripts.py).
+"""Version-checked batches of writes, run by the APPLY script (server/store/scripts.py),
+and what every repository is made with (Repo).
 
 Every repository that writes a record checks its version through here, so that a write
 decided on a stale read is refused the same way wherever it is made.
@@ -7,11 +8,13 @@ decided on a stale read is refused the same way wherever it is made.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from server.config import Config
 from server.domain.changes import Written
 from server.store import scripts
+from server.store.keys import Keys
 from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.writes import Batch
 
@@ -53,3 +56,19 @@ class Batches:
         except STORE_ERRORS as exc:
             raise StoreUnavailable(str(exc)) from exc
         return [Written(int(reply[0])) for reply in replies]
+
+
+@dataclass(eq=False)
+class Repo:
+    """What a repository is made with (server/store/stores.py makes them all from one
+    Redis client): the settings, the client, the key layout, this instance's id and the
+    batches it writes with. A repository that needs more sets it up in __post_init__."""
+
+    config: Config
+    redis: Any
+    keys: Keys
+    instance: str
+    batches: Batches
+
+    def __post_init__(self) -> None:
+        """Nothing more here (a repository's own set-up overrides it)."""

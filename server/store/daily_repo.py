@@ -6,29 +6,16 @@ server/store/stats_repo.py.
 
 from __future__ import annotations
 
-from typing import Any
-
-from server.config import Config
 from server.domain.changes import MUST_NOT_EXIST, Written
-from server.store.batches import Batches
-from server.store.keys import Keys
+from server.store.batches import Repo
 from server.store.locks import Lease
 from server.store.unavailable import unavailable_on_failure
 from server.store.writes import Batch
 
 
 @unavailable_on_failure
-class DailyRepo:
+class DailyRepo(Repo):
     """Daily deals, open attempts and the daily locks."""
-
-    def __init__(
-        self, config: Config, redis: Any, keys: Keys, instance: str, batches: Batches
-    ) -> None:
-        self.config = config
-        self.redis = redis
-        self.keys = keys
-        self.instance = instance
-        self.batches = batches
 
     async def index_open_attempt(self, gid: str, ends_at_ms: int) -> None:
         await self.redis.zadd(self.keys.open_attempts(), {gid: ends_at_ms})

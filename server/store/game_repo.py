@@ -10,12 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from server.config import Config
 from server.domain.changes import GameChange, Written
 from server.domain.records import GameRecord
 from server.lru import LRU
 from server.store import scripts
-from server.store.batches import Batches
+from server.store.batches import Repo
 from server.store.group_commit import GroupCommit
 from server.store.keys import GameKeys, Keys
 from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
@@ -52,26 +51,15 @@ def records_read(gids: Sequence[str], raw: Sequence[Any]) -> list[GameRecord | N
 
 
 @unavailable_on_failure
-class GameRepo:
+@dataclass(eq=False)
+class GameRepo(Repo):
     """Games: one player's record and moves each (a race seat, a daily attempt, practice)."""
 
-    def __init__(
-        self,
-        config: Config,
-        redis: Any,
-        keys: Keys,
-        instance: str,
-        batches: Batches,
-        commit: GroupCommit,
-    ) -> None:
-        self.config = config
-        self.redis = redis
-        self.keys = keys
-        self.instance = instance
-        self.batches = batches
-        self.commit = commit
-        self._load_game = redis.register_script(scripts.LOAD_GAME)
-        self._game_keys: LRU[str, GameKeys] = LRU(config.game_keys_memo_size)
+    commit: GroupCommit  # the moves' writes
+
+    def __post_init__(self) -> None:
+        self._load_game = self.redis.register_script(scripts.LOAD_GAME)
+        self._game_keys: LRU[str, GameKeys] = LRU(self.config.game_keys_memo_size)
 
     def game_keys(self, gid: str) -> GameKeys | None:
         keys = self._game_keys.get(gid)

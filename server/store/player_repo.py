@@ -11,12 +11,10 @@ import hashlib
 import logging
 import secrets
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from server.config import Config
 from server.store import scripts
-from server.store.batches import Batches
-from server.store.keys import Keys
+from server.store.batches import Repo
 from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 
 log = logging.getLogger(__name__)
@@ -45,19 +43,12 @@ class SeatListed(NamedTuple):
 
 
 @unavailable_on_failure
-class PlayerRepo:
+class PlayerRepo(Repo):
     """Players, their names and what is listed as theirs."""
 
-    def __init__(
-        self, config: Config, redis: Any, keys: Keys, instance: str, batches: Batches
-    ) -> None:
-        self.config = config
-        self.redis = redis
-        self.keys = keys
-        self.instance = instance
-        self.batches = batches
-        self._swap_name = redis.register_script(scripts.SWAP_NAME)
-        self._new_player = redis.register_script(scripts.NEW_PLAYER)
+    def __post_init__(self) -> None:
+        self._swap_name = self.redis.register_script(scripts.SWAP_NAME)
+        self._new_player = self.redis.register_script(scripts.NEW_PLAYER)
 
     async def create_player(self, name: str, now_ms: int, folded: str = "") -> tuple[str, str]:
         """A new player: (player id, token). Only the token's hash is stored. Its name is

@@ -11,14 +11,12 @@ from typing import Any
 
 import msgspec
 
-from server.config import Config
 from server.domain.changes import RaceChange, Written
 from server.domain.ids import race_gid
 from server.domain.records import GameRecord, RaceRecord, seat_entry, seat_from_entry
 from server.store import scripts
-from server.store.batches import Batches
+from server.store.batches import Repo
 from server.store.game_repo import queue_records, records_read
-from server.store.keys import Keys
 from server.store.locks import Lease
 from server.store.rating_repo import HISTORY_KEPT
 from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
@@ -32,18 +30,11 @@ def _point_json(point: Any) -> str:
 
 
 @unavailable_on_failure
-class RaceRepo:
+class RaceRepo(Repo):
     """Races, the running index and bot seats; a rated race's close writes its ratings."""
 
-    def __init__(
-        self, config: Config, redis: Any, keys: Keys, instance: str, batches: Batches
-    ) -> None:
-        self.config = config
-        self.redis = redis
-        self.keys = keys
-        self.instance = instance
-        self.batches = batches
-        self._unindex = redis.register_script(scripts.UNINDEX)
+    def __post_init__(self) -> None:
+        self._unindex = self.redis.register_script(scripts.UNINDEX)
 
     async def load_race(self, code: str) -> RaceRecord | None:
         return (await self.load_race_records(code, []))[0]
