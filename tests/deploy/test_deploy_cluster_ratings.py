@@ -46,10 +46,10 @@ def server(redis_cluster, namespace: str, tmp_path: Path) -> Iterator[ServerProc
         redis_cluster.url,
         namespace,
         tmp_path / "server",
-        env={"SOLITAIRE_REDIS_CLUSTER": "1", HOOK: "1"},
+        env={"SOLITAIRE_REDIS_CLUSTER": "1"},
     )
     try:
-        yield proc.start(timeout=60)
+        yield proc
     finally:
         proc.stop()
 
@@ -92,10 +92,43 @@ async def rated_race_both_resign(url: str) -> tuple[str, list[Client]]:
     return code, [ann, bob]
 
 
+def expected_mu() -> tuple[float, float]:
+    """The two seats' mu after one Plackett-Luce step from new ratings (the first to
+    resign ranks first), as openskill computes it here."""
+    model = PlackettLuce()
+    [[a], [b]] = model.rate([[model.rating()], [model.rating()]], ranks=[1, 2])
+    return a.mu, b.mu
+
+
+async def test_rated_close_on_a_cluster_writes_the_ratings_and_drops_its_outbox(
+    server: ServerProcess, store: redis.RedisCluster, namespace: str
+) -> None:
+    keys = Keys(namespace)
+    server.start(timeout=60)
+    code, clients = await rated_race_both_resign(server.ws_url)
+    players = [c.player for c in clients]
+    result = await clients[1].next("result", race=code)
+    for c in clients:
+        await c.close()
+    mu = expected_mu()
+    wait_for(lambda: ratings_seen(store, keys, players)[players[1]]["games"] == 1)
+    assert ratings_seen(store, keys, players) == {
+        pl: {"games": 1, "mu": pytest.approx(m), "history": 1}
+        for pl, m in zip(players, mu, strict=True)
+    }
+    assert [s["player"] for s in result["standings"]] == players
+    assert not store.exists(keys.race_rating_outbox(code))
+    assert store.hget(keys.rating_applied(GAME, code), "race") == code
+    # Its ratings written, the closed race has left the running index.
+    assert store.zscore(keys.running_index(), code) is None
+
+
 async def test_rating_update_once_on_a_cluster_across_a_kill_before_it(
     server: ServerProcess, store: redis.RedisCluster, namespace: str
 ) -> None:
     keys = Keys(namespace)
+    server.env[HOOK] = "1"
+    server.start(timeout=60)
     code, clients = await rated_race_both_resign(server.ws_url)
     players = [c.player for c in clients]
     proc = server.proc
@@ -121,11 +154,9 @@ async def test_rating_update_once_on_a_cluster_across_a_kill_before_it(
     server.env.pop(HOOK)
     server.start(timeout=60)
     wait_for(lambda: not store.exists(keys.race_rating_outbox(code)))
-    model = PlackettLuce()
-    [[a], [b]] = model.rate([[model.rating()], [model.rating()]], ranks=[1, 2])
     once = {
-        players[0]: {"games": 1, "mu": pytest.approx(a.mu), "history": 1},
-        players[1]: {"games": 1, "mu": pytest.approx(b.mu), "history": 1},
+        pl: {"games": 1, "mu": pytest.approx(m), "history": 1}
+        for pl, m in zip(players, expected_mu(), strict=True)
     }
     assert ratings_seen(store, keys, players) == once
     history = json.loads(store.lindex(keys.rating_history(GAME, players[0]), -1))
