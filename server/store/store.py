@@ -13,7 +13,9 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 import secrets
+import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -32,6 +34,7 @@ from server.store.group_commit import GroupCommit
 from server.store.keys import GameKeys, Keys
 from server.store.locks import Lease
 from server.store.queue import QueueStore
+from server.store.rating_outbox import RatingOutbox
 from server.store.ratings import HISTORY_KEPT, RatingsStore
 from server.store.stats import StatsStore
 from server.store.writes import Batch
@@ -97,6 +100,9 @@ class Store:
         self.stats = StatsStore(redis, self.keys)
         self.queue = QueueStore(redis, self.keys, instance)
         self.ratings = RatingsStore(redis, self.keys)
+        self.rating_outbox = RatingOutbox(redis, self.keys, instance, self.channel_prefix)
+        # For tests only: die (SIGKILL) between a rated close and its ratings on a cluster.
+        self._kill_before_ratings = os.environ.get("SOLITAIRE_TEST_KILL_BEFORE_RATINGS") == "1"
         self.commit = GroupCommit(
             redis,
             redis.register_script(scripts.MOVES),
@@ -676,6 +682,8 @@ class Store:
                 batch.command("PERSIST", key)
         if not self.config.redis_cluster:
             self._rate(batch, change)
+        elif change.ratings:
+            self.rating_outbox.record(batch, code, self._cluster_ratings(change), change.ttl_s)
         batch.relay_to(interest, change.payload)
         return batch
 
@@ -691,6 +699,13 @@ class Store:
             batch.command("ZADD", self.keys.rating_board(r.game), c.shown, r.player)
             batch.command("RPUSH", history, _point_json(c.point))
             batch.command("LTRIM", history, -HISTORY_KEPT, -1)
+
+    def _cluster_ratings(self, change: RaceChange) -> Batch:
+        """A rated close's ratings write on a Redis Cluster (server/store/rating_outbox.py)."""
+        race = change.race
+        batch = self.rating_outbox.new_write(race.game, race.code, change.ttl_s)
+        self._rate(batch, change)
+        return batch
 
     def _seat_game_keys(self, race: RaceRecord) -> list[str]:
         out: list[str] = []
@@ -717,15 +732,15 @@ class Store:
         code = change.race.code
         if self.config.redis_cluster:
             # The index and the race hash to different slots: one after the other. So do a
-            # rated race's ratings (one slot per game): written right after the close, so
-            # on a cluster a crash in between can lose a race's rating update.
+            # rated race's ratings (one slot per game): the close stores them in its outbox,
+            # applied now, or by the reaper if this process dies first (the race stays
+            # indexed until they are).
             status = await self.write_race(change)
             if status is Written.APPLIED:
                 if change.ratings:
-                    ratings = Batch()
-                    self._rate(ratings, change)
-                    if await self.apply(ratings) is not Written.APPLIED:
-                        log.warning("race %s: its ratings changed meanwhile; not rated", code)
+                    if self._kill_before_ratings:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    await self.rating_outbox.apply(code, self._cluster_ratings(change))
                 await self.unindex(code, deadline_ms)
             return status
         unindex = Batch()
