@@ -499,6 +499,9 @@ class Races:
         entries = await self.stores.races.running(None if full else now)
         for code, deadline in entries:
             closed = await self.close_if_due(code)
+            if closed and self.config.redis_cluster:
+                # Closed, yet indexed: on a cluster its ratings may wait in its outbox.
+                await self.stores.rating_outbox.flush(code)
             if closed and deadline <= now:
                 # Not running, yet indexed: a race indexed but never started, or closed by
                 # an instance that died before unindexing it.

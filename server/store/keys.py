@@ -69,10 +69,15 @@ server/store/rating_repo.py):
     {ns:rating:GAME}:p:PID          hash   a player's rating in GAME: name, mu, sigma, games, ver
     {ns:rating:GAME}:board          zset   player -> displayed rating
     {ns:rating:GAME}:hist:PID       list   the player's rated races in GAME (JSON), newest last
+    {ns:rating:GAME}:applied:CODE   hash   Redis Cluster only: race CODE's ratings are applied
+    {ns:race:CODE}:rateout          hash   Redis Cluster only: the closed race's ratings write,
+                                           pending (the outbox; deleted once it is applied)
 
 A rated race's close writes its seats' ratings in the same APPLY call as the close; on a
-single Redis the race's keys and the game's rating keys go in one script. (On a Redis
-Cluster they hash to two slots: server/store/store.py says what it does then.)
+single Redis the race's keys and the game's rating keys go in one script. On a Redis
+Cluster they hash to two slots: the close writes, in the race's slot, the ratings write
+still to make (its outbox), which is then applied once (guarded by the race's `applied`
+key) and deleted; server/store/store.py says how.
 """
 
 from __future__ import annotations
@@ -117,6 +122,9 @@ class Keys:
 
     def race_bots(self, code: str) -> str:
         return f"{self.race_tag(code)}:bots"
+
+    def race_rating_outbox(self, code: str) -> str:
+        return f"{self.race_tag(code)}:rateout"
 
     def race_bot_lease(self, code: str) -> str:
         return f"{self.race_tag(code)}:botlease"
@@ -242,6 +250,9 @@ class Keys:
 
     def rating_history(self, game: str, player: str) -> str:
         return self._rating(game) + f":hist:{player}"
+
+    def rating_applied(self, game: str, code: str) -> str:
+        return self._rating(game) + f":applied:{code}"
 
     # -- pub/sub
     def instance_channel(self, instance: str) -> str:

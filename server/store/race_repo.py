@@ -5,8 +5,10 @@ races whose bots are to be driven.
 
 from __future__ import annotations
 
-import logging
+import os
+import signal
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -18,11 +20,10 @@ from server.store import scripts
 from server.store.batches import Repo
 from server.store.game_repo import queue_records, records_read
 from server.store.locks import Lease
+from server.store.rating_outbox import RatingOutbox
 from server.store.rating_repo import HISTORY_KEPT
 from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.writes import Batch
-
-log = logging.getLogger(__name__)
 
 
 def _point_json(point: Any) -> str:
@@ -30,11 +31,16 @@ def _point_json(point: Any) -> str:
 
 
 @unavailable_on_failure
+@dataclass(eq=False)
 class RaceRepo(Repo):
     """Races, the running index and bot seats; a rated race's close writes its ratings."""
 
+    rating_outbox: RatingOutbox  # a rated close's ratings, on a Redis Cluster
+
     def __post_init__(self) -> None:
         self._unindex = self.redis.register_script(scripts.UNINDEX)
+        # For tests only: die (SIGKILL) between a rated close and its ratings on a cluster.
+        self._kill_before_ratings = os.environ.get("SOLITAIRE_TEST_KILL_BEFORE_RATINGS") == "1"
 
     async def load_race(self, code: str) -> RaceRecord | None:
         return (await self.load_race_records(code, []))[0]
@@ -94,6 +100,8 @@ class RaceRepo(Repo):
                 batch.command("PERSIST", key)
         if not self.config.redis_cluster:
             self._rate(batch, change)
+        elif change.ratings:
+            self.rating_outbox.record(batch, code, self._cluster_ratings(change), change.ttl_s)
         batch.relay_to(interest, change.payload)
         return batch
 
@@ -109,6 +117,13 @@ class RaceRepo(Repo):
             batch.command("ZADD", self.keys.rating_board(r.game), c.shown, r.player)
             batch.command("RPUSH", history, _point_json(c.point))
             batch.command("LTRIM", history, -HISTORY_KEPT, -1)
+
+    def _cluster_ratings(self, change: RaceChange) -> Batch:
+        """A rated close's ratings write on a Redis Cluster (server/store/rating_outbox.py)."""
+        race = change.race
+        batch = self.rating_outbox.new_write(race.game, race.code, change.ttl_s)
+        self._rate(batch, change)
+        return batch
 
     def _seat_game_keys(self, race: RaceRecord) -> list[str]:
         out: list[str] = []
@@ -135,15 +150,15 @@ class RaceRepo(Repo):
         code = change.race.code
         if self.config.redis_cluster:
             # The index and the race hash to different slots: one after the other. So do a
-            # rated race's ratings (one slot per game): written right after the close, so
-            # on a cluster a crash in between can lose a race's rating update.
+            # rated race's ratings (one slot per game): the close stores them in its outbox,
+            # applied now, or by the reaper if this process dies first (the race stays
+            # indexed until they are).
             status = await self.write_race(change)
             if status is Written.APPLIED:
                 if change.ratings:
-                    ratings = Batch()
-                    self._rate(ratings, change)
-                    if await self.batches.apply(ratings) is not Written.APPLIED:
-                        log.warning("race %s: its ratings changed meanwhile; not rated", code)
+                    if self._kill_before_ratings:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    await self.rating_outbox.apply(code, self._cluster_ratings(change))
                 await self.unindex(code, deadline_ms)
             return status
         unindex = Batch()

@@ -29,6 +29,7 @@ from server.store.player_repo import PlayerRepo
 from server.store.presence_repo import PresenceRepo
 from server.store.queue_repo import QueueRepo
 from server.store.race_repo import RaceRepo
+from server.store.rating_outbox import RatingOutbox
 from server.store.rating_repo import RatingRepo
 from server.store.stats_repo import StatsRepo
 from server.store.unavailable import STORE_ERRORS, unavailable_on_failure
@@ -55,7 +56,8 @@ class Stores:
         )
         self.players = PlayerRepo(config, redis, keys, instance, batches)
         self.games = GameRepo(config, redis, keys, instance, batches, self.commit)
-        self.races = RaceRepo(config, redis, keys, instance, batches)
+        self.rating_outbox = RatingOutbox(redis, keys, instance, keys.instance_channel_prefix())
+        self.races = RaceRepo(config, redis, keys, instance, batches, self.rating_outbox)
         self.daily = DailyRepo(config, redis, keys, instance, batches)
         self.presence = PresenceRepo(config, redis, keys, instance)
         self.boards = LeaderboardStore(
