@@ -44,6 +44,7 @@ async def test_every_part_of_the_store_fails_as_store_unavailable() -> None:
         "queue.entry": lambda: store.queue.entry("x"),
         "queue.due_starts": lambda: store.queue.due_starts(0),
         "ratings.load": lambda: store.ratings.load("quatorze", ["x"]),
+        "rating_outbox.flush": lambda: store.rating_outbox.flush("ABCDEF"),
         "board": lambda: store.boards.board("quatorze", dt.date(2026, 1, 2).isoformat()),
         "stats": lambda: store.stats.row("quatorze", "x"),
     }
