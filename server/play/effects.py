@@ -67,14 +67,21 @@ class Applier:
         out: list[Event] = []
         encoded: dict[int, bytes] = {}  # id(message) -> its frame: one message, one encoding
         encode = p.encode
-        for to, messages, spectators in says:
+        for (players, but_asker), messages, spectators in says:
             frames = []
             for m in messages:
                 frame = encoded.get(id(m))
                 if frame is None:
                     frame = encoded[id(m)] = encode(m)
                 frames.append(frame)
-            out.append(Event(list(to.players), frames, asker if to.but_asker else "", spectators))
+            out.append(
+                Event(
+                    players if type(players) is list else list(players),
+                    frames,
+                    asker if but_asker else "",
+                    spectators,
+                )
+            )
         return out
 
     @staticmethod
