@@ -20,10 +20,12 @@ the stale and missing paths are driven on the real store, not only by chance und
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import Any, Generic, Protocol, TypeVar
 
 import protocol as p
@@ -66,9 +68,14 @@ class Steps(Protocol[T_co]):
     def stale(self) -> Callable[[], None] | None: ...
 
 
+# What an attempt or a plan's `then` may give to be awaited: a coroutine (an `async def`'s)
+# or a future (a task, the group commit's). Checked by type rather than with
+# inspect.isawaitable, whose ABC check costs the move path on every plain answer.
+_AWAITABLES = (CoroutineType, asyncio.Future)
+
+
 def _awaitable(value: object) -> bool:
-    # inspect.isawaitable, without its ABC check on every plain answer (the move path's).
-    return hasattr(type(value), "__await__")
+    return isinstance(value, _AWAITABLES)
 
 
 async def answer(value: T) -> T:
