@@ -32,6 +32,8 @@ from typing import Any
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 
+from bench.figures import percentile
+
 GAME = "doublets"
 SEATS = 4
 PACE_S = 0.1  # one move every 100 ms per seat
@@ -60,6 +62,8 @@ class Conn:
         with contextlib.suppress(Exception):
             async for frame in self.ws:
                 now = time.time()
+                if not isinstance(frame, bytes):  # the server sends binary frames only
+                    raise TypeError("a text frame")
                 msg = msgspec.msgpack.decode(frame)
                 fut = self.waiting.pop(msg.get("re", -1), None)
                 if fut is not None:
@@ -221,13 +225,6 @@ async def async_load(
     finally:
         for c in conns:
             await c.close()
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def compare(

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Capacity at a human pace: how many racing players one server process holds.
 
-    .venv/bin/python bench/capacity.py [--steps 1000,2500,5000,7500,10000,12500]
+    .venv/bin/python -m bench.capacity [--steps 1000,2500,5000,7500,10000,12500]
         [--warmup 10] [--seconds 30] [--pace 2] [--p99-ms 100] [--workers 1 | 1,2]
         [--per-process 2500] [--store-fsync always|everysec]
 
@@ -57,25 +57,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.capacity_bots import STOP_DRAIN_S, percentile_ms  # noqa: E402
-from bench.server import (  # noqa: E402
-    Target,
+from bench.capacity_bots import STOP_DRAIN_S, percentile_ms
+from bench.figures import percentile
+from bench.race_server import (
+    ROOT,
+    RaceServer,
+    bench_module,
     cpu_s,
     drop_namespace,
     raise_open_files,
     rss_kb,
     start_race_server,
-    stored_counts,
     wait_port,
     worker_pids,
 )
-from server.config import DEFAULT  # noqa: E402
-from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis  # noqa: E402
+from bench.server import stored_counts
+from server.config import DEFAULT
+from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis
 
-BOTS = ROOT / "bench" / "capacity_bots.py"
 DEFAULT_STEPS = "1000,2500,5000,7500,10000,12500"
 TARGET_PLAYERS = 10_000  # the project's goal for one process, with p99 under --p99-ms
 MAX_PLAYERS = 40_000
@@ -105,8 +104,9 @@ class BotProcess:
         log = tmp / f"bots-{port}-{index}.log"
         with open(log, "wb") as err:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, str(BOTS), f"127.0.0.1:{port}", str(index), str(seats),
-                str(pace), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                *bench_module("bench.capacity_bots", f"127.0.0.1:{port}", str(index), str(seats),
+                              str(pace)),
+                cwd=ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=err, limit=1 << 28,  # the stop's answer lists every game
             )  # fmt: skip
         return cls(proc, log, index)
@@ -124,7 +124,8 @@ class BotProcess:
             tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-20:])
             raise RuntimeError(f"bot process {self.index} died (exit code "
                                f"{await self.proc.wait()}); its stderr ends:\n{tail}")  # fmt: skip
-        return json.loads(line)
+        answer: dict[str, Any] = json.loads(line)
+        return answer
 
     def cpu(self) -> float:
         return cpu_s(self.proc.pid)
@@ -213,14 +214,13 @@ def disk_fsync_line(directory: Path, seconds: float = DISK_PROBE_S) -> str:
     finally:
         os.close(fd)
         path.unlink()
-    took.sort()
 
     def ms(q: float) -> float:
-        return 1000 * took[min(len(took) - 1, int(q * len(took)))]
+        return 1000 * percentile(took, q)
 
     return (f"  disk under the store: {len(took)} fsyncs of 512-byte appends in "
             f"{seconds:g} s: p50 {ms(0.5):.2f} ms, p99 {ms(0.99):.2f} ms, p99.9 {ms(0.999):.2f} "
-            f"ms, max {1000 * took[-1]:.2f} ms (each move waits for one with appendfsync "
+            f"ms, max {1000 * max(took):.2f} ms (each move waits for one with appendfsync "
             "always)")  # fmt: skip
 
 
@@ -233,12 +233,12 @@ async def store_stalls(url: str, reset: bool = False) -> float | None:
     r = aioredis.Redis.from_url(url)
     try:
         (threshold,) = (await r.config_get("latency-monitor-threshold")).values()
-        if not int(threshold):
+        if not int(threshold or 0):
             return None
         if reset:
-            await r.execute_command("LATENCY", "RESET")
+            await r.latency_reset()
             return 0.0
-        events = await r.execute_command("LATENCY", "LATEST")
+        events = await r.latency_latest()
     finally:
         await r.aclose()
     # Each event: name, when, latest ms, the most ms since the reset.
@@ -339,7 +339,7 @@ class Run:
 # ---------------------------------------------------------------- one ramp
 
 
-async def wait_listening(target: Target, workers: int) -> list[int]:
+async def wait_listening(target: RaceServer, workers: int) -> list[int]:
     """Waits until the server's `workers` processes listen; their pids."""
     deadline = time.monotonic() + 60
     while True:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The players of bench/capacity.py: one child process holding tables of racing players.
 
-    bench/capacity_bots.py URL INDEX SEATS PACE   (started by bench/capacity.py, not by hand)
+    python -m bench.capacity_bots URL INDEX SEATS PACE   (started by bench/capacity.py, not by hand)
 
 Each table is SEATS players on lean clients (bench/lean_client.py, which answers the
 server's keep-alive pings) who race each other again and again: the host (a different
@@ -47,18 +47,16 @@ import time
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.lean_client import Fault, LeanClient  # noqa: E402
-from bench.server import GAME, move_sequences, raise_open_files  # noqa: E402
-from server import collector  # noqa: E402
-from server.config import DEFAULT  # noqa: E402
+from bench.figures import histogram_percentile
+from bench.lean_client import Fault, LeanClient
+from bench.race_server import raise_open_files
+from bench.server import GAME, move_sequences
+from server import collector
+from server.config import DEFAULT
 
 REPLY_TIMEOUT_S = 30.0  # slower than this is a hang, not a slow reply
 CONNECT_TIMEOUT_S = 30.0
@@ -96,17 +94,8 @@ def bucket_ms(index: int) -> float:
 
 
 def percentile_ms(hist: dict[int, int], q: float) -> float:
-    """The q-quantile (0..1) of a histogram, nearest rank, in ms; nan when it is empty."""
-    total = sum(hist.values())
-    if not total:
-        return math.nan
-    rank = max(1, math.ceil(q * total))
-    seen = 0
-    for index in sorted(hist):
-        seen += hist[index]
-        if seen >= rank:
-            return bucket_ms(index)
-    raise AssertionError("unreachable")
+    """The q-percentile (0..1) of a histogram (bench/figures.py), in ms; nan when empty."""
+    return histogram_percentile(hist, q, bucket_ms)
 
 
 @dataclass

@@ -2,7 +2,7 @@
 """How long the server's search for a winnable daily deal takes, per game, and how many
 candidate deals it needs: the figures behind the budgets in server/config.py.
 
-    .venv/bin/python bench/daily_deals.py [--days 30] [--games hopscotch ...]
+    .venv/bin/python -m bench.daily_deals [--days 30] [--games hopscotch ...]
 
 For each of `--days` dates (from 2026-01-01) and each game, runs exactly the job the server
 runs in its solver pool (server/solver_pool.find_daily_deal, with the configured node budget,
@@ -19,22 +19,15 @@ import datetime as dt
 import statistics
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import engine
+from bench.figures import percentile
 from engine.solve import solve
 from server.config import DEFAULT
 from server.daily.seeds import daily_seed
 from server.solver_pool import find_daily_deal
 
 SECRET = b"bench-daily-deals"
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main() -> int:
@@ -70,7 +63,7 @@ def main() -> int:
                 fallbacks += 1
         med, base_med = statistics.median(times), statistics.median(base)
         print(
-            f"{game:<12} time median {med:6.2f} s  p90 {quantile(times, 0.9):6.2f} s  "
+            f"{game:<12} time median {med:6.2f} s  p90 {percentile(times, 0.9):6.2f} s  "
             f"max {max(times):6.2f} s | candidates median {statistics.median(tries):g} "
             f"max {max(tries)} | par median {statistics.median(pars) if pars else '-'} | "
             f"fallbacks {fallbacks}/{args.days} | one solve median {base_med:.2f} s, "

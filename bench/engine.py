@@ -4,8 +4,8 @@ Baseline, measured in the same run on the same positions: a msgpack encode plus 
 of the game's public view (what the server does with a view for every move anyway).
 Targets (issue 2): play() at most 2x that round trip, legal_moves() at most 10x.
 
-    .venv/bin/python bench/engine.py            # about 30 s
-    .venv/bin/python bench/engine.py --quick    # a few seconds, rougher figures
+    .venv/bin/python -m bench.engine            # about 30 s
+    .venv/bin/python -m bench.engine --quick    # a few seconds, rougher figures
 
 Method: random legal playouts from seeds 1, 2, ... give the sample positions. For each
 position the call is timed in a tight loop of REPEAT calls (play() on REPEAT fresh copies,
@@ -20,17 +20,12 @@ import argparse
 import platform
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 import msgpack
-
-# This script is itself named engine.py and its folder comes first on sys.path: put the
-# repository first so that `import engine` finds the package.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import engine
 from engine.game import Game
@@ -128,7 +123,7 @@ def measure_calls(
 
         view = game.view()
 
-        def roundtrip_all(view: dict = view) -> None:
+        def roundtrip_all(view: dict[str, Any] = view) -> None:
             for _ in range(repeat):
                 unpackb(packb(view))
 

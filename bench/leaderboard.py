@@ -1,6 +1,6 @@
 """Leaderboard queries per second through the real server, against Redis alone.
 
-    .venv/bin/python bench/leaderboard.py [--entries 100000] [--clients 32] [--seconds 5]
+    .venv/bin/python -m bench.leaderboard [--entries 100000] [--clients 32] [--seconds 5]
 
 1. Starts a Redis (REDIS_URL, or the embedded valkey-server) and a real `solitaire-server`
    process on a free port, with a fresh namespace.
@@ -21,31 +21,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import datetime as dt
 import os
 import random
-import statistics
-import subprocess
-import sys
-import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import msgpack
 import redis.asyncio as aioredis
-from websockets.asyncio.client import connect
+from websockets.asyncio.client import ClientConnection, connect
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from server.daily.seeds import utc_date  # noqa: E402
-from server.store.boards import LeaderboardStore, Result  # noqa: E402
-from server.store.embedded import EmbeddedRedis, free_port  # noqa: E402
-from server.store.keys import Keys  # noqa: E402
+from bench.figures import percentile
+from bench.race_server import run_on_redis, running_race_server
+from server.daily.seeds import utc_date
+from server.store.boards import LeaderboardStore, Result
+from server.store.keys import Keys
 
 GAME = "hopscotch"
 
@@ -68,64 +59,27 @@ async def script_stats(redis: aioredis.Redis) -> tuple[int, int]:
     return int(stats.get("calls", 0)), int(stats.get("usec", 0))
 
 
-def run_on_redis(bench: Any, args: argparse.Namespace) -> None:
-    """Run `bench(args, redis_url)` on REDIS_URL, else on a valkey-server of its own
-    (bench/replays.py too), after a line saying where and on what."""
-    url = os.environ.get("REDIS_URL")
-    print(f"cpu cores: {os.cpu_count()}, Redis: {url or 'embedded valkey-server'}, "
-          f"started {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC, "
-          f"load average {os.getloadavg()[0]:.2f} (others' work shares the cores)")  # fmt: skip
-    if url:
-        asyncio.run(bench(args, url))
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-valkey-") as d, EmbeddedRedis(Path(d)) as r:
-        asyncio.run(bench(args, r.url))
-
-
-async def stop_and_drop(server: subprocess.Popen[bytes], redis: aioredis.Redis, ns: str) -> None:
-    """Stop the bench's server and drop every key of its namespace (bench/replays.py too)."""
-    server.terminate()
-    try:
-        server.wait(10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-    keys = [k async for k in redis.scan_iter(match=f"{{{ns}:*", count=1000)]
-    for i in range(0, len(keys), 500):
-        await redis.delete(*keys[i : i + 500])
-    await redis.aclose()
-
-
-async def wait_http(port: int, deadline_s: float = 30.0) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        with contextlib.suppress(OSError):
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            await writer.drain()
-            line = await reader.readline()
-            writer.close()
-            if b" 200 " in line:
-                return
-        await asyncio.sleep(0.1)
-    raise RuntimeError("the server did not become healthy")
-
-
 class Client:
-    def __init__(self, ws: object, player: str) -> None:
+    def __init__(self, ws: ClientConnection, player: str) -> None:
         self.ws = ws
         self.player = player
         self.next_id = 0
 
-    async def ask(self, msg: dict) -> dict:
+    async def ask(self, msg: dict[str, Any]) -> dict[str, Any]:
         self.next_id += 1
         msg["id"] = self.next_id
-        await self.ws.send(msgpack.packb(msg))  # type: ignore[attr-defined]
+        await self.ws.send(msgpack.packb(msg))
         while True:
-            reply = msgpack.unpackb(await self.ws.recv())  # type: ignore[attr-defined]
+            reply: dict[str, Any] = msgpack.unpackb(await self.ws.recv(decode=False))
             if reply.get("re") == self.next_id:
                 if reply["t"] == "error":
                     raise RuntimeError(f"server error: {reply}")
                 return reply
+
+
+async def asking(client: Client, msg: dict[str, Any]) -> dict[str, Any]:
+    """One request of the load, a fresh copy each time (ask() numbers it)."""
+    return await client.ask(dict(msg))
 
 
 async def run_for(
@@ -147,92 +101,79 @@ async def run_for(
 
 def summary(label: str, count: int, lat: list[float], seconds: float) -> float:
     rate = count / seconds
-    lat_ms = sorted(x * 1000 for x in lat)
-    p50 = statistics.median(lat_ms)
-    p99 = lat_ms[min(len(lat_ms) - 1, int(len(lat_ms) * 0.99))]
+    p50, p99 = percentile(lat, 0.50) * 1000, percentile(lat, 0.99) * 1000
     print(f"  {label:<34} {rate:>9,.0f} req/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
     return rate
 
 
 async def bench(args: argparse.Namespace, redis_url: str) -> None:
-    ns = f"bench{uuid.uuid4().hex[:8]}"
-    port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    log_path = Path(tempfile.gettempdir()) / f"bench-leaderboard-{ns}.log"
-    with open(log_path, "wb") as log:  # the child keeps its own descriptor
-        server = subprocess.Popen(
-            [sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
-             "--namespace", ns, "--rate", "1000000", "--burst", "1000000",
-             "--max-new-players-per-address-per-hour", "0", "--log-level", "WARNING"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    redis = aioredis.from_url(redis_url, max_connections=args.clients + 8)
-    try:
-        await wait_http(port)
-        store = LeaderboardStore(redis, Keys(ns))
-        today = utc_date(time.time()).isoformat()
-        rng = random.Random(1)
+    async with running_race_server(redis_url, {"SOLITAIRE_LOG_LEVEL": "WARNING"}) as server:
+        redis = aioredis.from_url(redis_url, max_connections=args.clients + 8)
+        try:
+            await measure(args, server.port, server.namespace, redis)
+        finally:
+            await redis.aclose()
 
-        t0 = time.perf_counter()
-        fill = [random_result(rng, f"fill{i:07d}") for i in range(args.entries - args.clients)]
-        await store.record_day_many(GAME, today, fill)
-        print(f"filled {GAME} {today} with {len(fill):,} entries "
-              f"in {time.perf_counter() - t0:.1f} s")  # fmt: skip
 
-        clients: list[Client] = []
-        for i in range(args.clients):
-            ws = await connect(f"ws://127.0.0.1:{port}/ws", compression=None, max_size=2**20)
-            c = Client(ws, "")
-            welcome = await c.ask({"t": "hello", "v": 1, "name": f"bench{i}"})
-            c.player = welcome["player"]
-            clients.append(c)
-        await store.record_day_many(GAME, today, [random_result(rng, c.player) for c in clients])
-        total = (await store.board(GAME, today, limit=1)).total
-        print(f"board total {total:,}; {len(clients)} WebSocket clients connected\n")
+async def measure(args: argparse.Namespace, port: int, ns: str, redis: aioredis.Redis) -> None:
+    store = LeaderboardStore(redis, Keys(ns))
+    today = utc_date(time.time()).isoformat()
+    rng = random.Random(1)
 
-        # Warm up both paths (script load, connection pools, caches).
-        for c in clients[:4]:
-            await c.ask({"t": "leaderboard", "game": GAME, "limit": 10})
-        await store.board(GAME, today, limit=10)
+    t0 = time.perf_counter()
+    fill = [random_result(rng, f"fill{i:07d}") for i in range(args.entries - args.clients)]
+    await store.record_day_many(GAME, today, fill)
+    print(f"filled {GAME} {today} with {len(fill):,} entries "
+          f"in {time.perf_counter() - t0:.1f} s")  # fmt: skip
 
-        top = {"t": "leaderboard", "game": GAME, "date": today, "limit": 10}
-        around = {**top, "around_me": True}
-        sample = await clients[0].ask(dict(around))
-        me = sample.get("me", {})
-        print(f"sample around_me: me rank {me.get('rank')}, "
-              f"entries ranks {[e['rank'] for e in sample['entries']]}\n")  # fmt: skip
+    clients: list[Client] = []
+    for i in range(args.clients):
+        ws = await connect(f"ws://127.0.0.1:{port}/ws", compression=None, max_size=2**20)
+        c = Client(ws, "")
+        welcome = await c.ask({"t": "hello", "v": 1, "name": f"bench{i}"})
+        c.player = welcome["player"]
+        clients.append(c)
+    await store.record_day_many(GAME, today, [random_result(rng, c.player) for c in clients])
+    total = (await store.board(GAME, today, limit=1)).total
+    print(f"board total {total:,}; {len(clients)} WebSocket clients connected\n")
 
-        print(f"{args.clients} concurrent requesters, {args.seconds:.0f} s each:")
-        rates: dict[str, float] = {}
-        for label, msg, is_around in (("top 10", top, False), ("around_me (10)", around, True)):
-            n, lat = await run_for(
-                args.seconds, [lambda c=c, m=msg: c.ask(dict(m)) for c in clients]
-            )
-            rates[f"server {label}"] = summary(f"server (WebSocket) {label}", n, lat, args.seconds)
-            before = await script_stats(redis)
-            n, lat = await run_for(
-                args.seconds,
-                [
-                    lambda c=c, a=is_around: store.board(
-                        GAME, today, limit=10, asker=c.player, around_me=a
-                    )
-                    for c in clients
-                ],
-            )
-            rates[f"redis {label}"] = summary(f"Redis alone (store) {label}", n, lat, args.seconds)
-            after = await script_stats(redis)
-            calls, usec = after[0] - before[0], after[1] - before[1]
-            if calls:
-                print(f"  {'  inside Redis (EVALSHA, per query)':<34} {usec / calls:9.1f} µs")
-        print()
-        for label in ("top 10", "around_me (10)"):
-            ratio = rates[f"server {label}"] / rates[f"redis {label}"]
-            print(f"ratio server / Redis alone, {label}: {ratio:.2f}")
-        print(f"load average at the end: {os.getloadavg()[0]:.2f}")
-        for c in clients:
-            await c.ws.close()  # type: ignore[attr-defined]
-    finally:
-        await stop_and_drop(server, redis, ns)
+    # Warm up both paths (script load, connection pools, caches).
+    for c in clients[:4]:
+        await c.ask({"t": "leaderboard", "game": GAME, "limit": 10})
+    await store.board(GAME, today, limit=10)
+
+    top = {"t": "leaderboard", "game": GAME, "date": today, "limit": 10}
+    around = {**top, "around_me": True}
+    sample = await clients[0].ask(dict(around))
+    me = sample.get("me", {})
+    print(f"sample around_me: me rank {me.get('rank')}, "
+          f"entries ranks {[e['rank'] for e in sample['entries']]}\n")  # fmt: skip
+
+    print(f"{args.clients} concurrent requesters, {args.seconds:.0f} s each:")
+    rates: dict[str, float] = {}
+    for label, msg, is_around in (("top 10", top, False), ("around_me (10)", around, True)):
+        n, lat = await run_for(args.seconds, [partial(asking, c, msg) for c in clients])
+        rates[f"server {label}"] = summary(f"server (WebSocket) {label}", n, lat, args.seconds)
+        before = await script_stats(redis)
+        n, lat = await run_for(
+            args.seconds,
+            [
+                partial(store.board, GAME, today, limit=10, asker=c.player, around_me=is_around)
+                for c in clients
+            ],
+        )
+        rates[f"redis {label}"] = summary(f"Redis alone (store) {label}", n, lat, args.seconds)
+        after = await script_stats(redis)
+        calls, usec = after[0] - before[0], after[1] - before[1]
+        if calls:
+            print(f"  {'  inside Redis (EVALSHA, per query)':<34} {usec / calls:9.1f} µs")
+    print()
+    for label in ("top 10", "around_me (10)"):
+        ratio = rates[f"server {label}"] / rates[f"redis {label}"]
+        print(f"ratio server / Redis alone, {label}: {ratio:.2f}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    for c in clients:
+        await c.ws.close()
 
 
 def main() -> None:

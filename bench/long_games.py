@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: does one very long game slow down everybody else?
 
-    .venv/bin/python bench/long_games.py [--moves 100000] [--seconds 5] [--rounds 3]
+    .venv/bin/python -m bench.long_games [--moves 100000] [--seconds 5] [--rounds 3]
 
 What it does (loopback only, bounded in time, stops by itself):
 
@@ -30,31 +30,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
-import tempfile
 import time
-import uuid
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from bench.figures import percentile
+from bench.race_server import RaceServer, run_on_redis, running_race_server
+from server.config import DEFAULT
+from tests.support.long_game import BAKERS_SEED, bakers_cycle, game_metrics, grow
+from tests.support.ws_client import Client
 
-from support.long_game import BAKERS_SEED, bakers_cycle, game_metrics, grow  # noqa: E402
-from support.server_proc import ServerProcess, delete_namespace  # noqa: E402
-from support.ws_client import Client  # noqa: E402
+# The per-connection rate limit at its default: the undos keep within it.
+SETTINGS = {"SOLITAIRE_RATE": str(DEFAULT.rate), "SOLITAIRE_BURST": str(DEFAULT.burst)}
 
-from server.store.embedded import EmbeddedRedis  # noqa: E402
 
 UNDO_RATE = 19.0  # a second: within the default limit of 20 messages a second
 GET_RATE = 15.0  # the bystander's, also within it
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
 async def bystander(c: Client, gid: str, seconds: float) -> list[float]:
@@ -98,22 +89,13 @@ async def undoer(c: Client, gid: str, seconds: float) -> tuple[int, int, list[fl
 
 
 async def run(args: argparse.Namespace, redis_url: str) -> int:
-    namespace = f"bench{uuid.uuid4().hex[:8]}"
-    with tempfile.TemporaryDirectory() as tmp:
-        server = ServerProcess(redis_url, namespace, Path(tmp) / "server")
-        server.env = {"SOLITAIRE_DAILY_PREPARE_AHEAD": "0"}
-        server.start()
-        try:
-            return await measure(args, server, redis_url, namespace)
-        finally:
-            server.stop()
-            delete_namespace(redis_url, namespace)
+    async with running_race_server(redis_url, SETTINGS) as server:
+        return await measure(args, server)
 
 
-async def measure(
-    args: argparse.Namespace, server: ServerProcess, redis_url: str, namespace: str
-) -> int:
-    async with Client.connect(server.ws_url) as long_c, Client.connect(server.ws_url) as by:
+async def measure(args: argparse.Namespace, server: RaceServer) -> int:
+    redis_url, namespace = server.redis_url, server.namespace
+    async with Client.connect(server.url) as long_c, Client.connect(server.url) as by:
         await long_c.hello("long")
         await by.hello("bystander")
         practice = {"t": "practice", "game": "bakers_game", "seed": BAKERS_SEED}
@@ -124,10 +106,11 @@ async def measure(
         print(f"grew a practice game to {args.moves} moves in {time.perf_counter() - t0:.1f} s")
         got = await long_c.request({"t": "get", "gid": long_gid}, timeout=60)
         assert got["n"] == args.moves, got
-        base_rows, load_rows = [], []
+        base_rows: list[tuple[float, float, float, int]] = []
+        load_rows: list[tuple[float, float, float, int]] = []
         sent_total = answered_total = 0
         undo_times: list[float] = []
-        before = game_metrics(server.http_url)
+        before = game_metrics(server.page())
         for r in range(1, args.rounds + 1):
             alone = await bystander(by, by_gid, args.seconds)
             both = await asyncio.gather(
@@ -137,13 +120,13 @@ async def measure(
             sent_total, answered_total = sent_total + sent, answered_total + answered
             undo_times += times
             for name, rows, values in (("alone", base_rows, alone), ("undos", load_rows, loaded)):
-                row = (pct(values, 0.5), pct(values, 0.99), max(values), len(values))
+                row = (percentile(values, 0.5), percentile(values, 0.99), max(values), len(values))
                 rows.append(row)
                 print(
                     f"round {r}, bystander {name:5}: get p50 {row[0]:6.2f} ms  p99 {row[1]:6.2f} "
                     f"ms  max {row[2]:7.2f} ms  ({row[3]} gets)"
                 )
-        after = game_metrics(server.http_url)
+        after = game_metrics(server.page())
     med = [statistics.median(r[i] for r in base_rows) for i in range(3)]
     loaded_med = [statistics.median(r[i] for r in load_rows) for i in range(3)]
     print(
@@ -157,7 +140,8 @@ async def measure(
     )
     print(
         f"undos of the {args.moves}-move game: {answered_total} of {sent_total} answered; "
-        f"round trip p50 {pct(undo_times, 0.5):.2f} ms  p99 {pct(undo_times, 0.99):.2f} ms"
+        f"round trip p50 {percentile(undo_times, 0.5):.2f} ms  "
+        f"p99 {percentile(undo_times, 0.99):.2f} ms"
     )
 
     def spent(name: str) -> float:
@@ -182,11 +166,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.moves < 2 or args.rounds < 1 or args.seconds <= 0:
         parser.error("--moves >= 2, --rounds >= 1, --seconds > 0")
-    url = os.environ.get("REDIS_URL")
-    if url:
-        return asyncio.run(run(args, url))
-    with tempfile.TemporaryDirectory() as data, EmbeddedRedis(data_dir=Path(data)) as store:
-        return asyncio.run(run(args, store.url))
+    return run_on_redis(run, args)
 
 
 if __name__ == "__main__":

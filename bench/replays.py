@@ -1,7 +1,7 @@
 """What replay viewers cost the players: move round trips with and without viewers, same run.
 
-    .venv/bin/python bench/replays.py [--players 16] [--viewers 16] [--seconds 5] [--rounds 3]
-                                      [--long-moves 20000]
+    .venv/bin/python -m bench.replays [--players 16] [--viewers 16] [--seconds 5] [--rounds 3]
+                                        [--long-moves 20000]
 
 1. Starts a Redis (REDIS_URL, or the embedded valkey-server) and a real `solitaire-server`
    process on a free port, with a fresh namespace and the rate limit lifted.
@@ -29,25 +29,17 @@ import contextlib
 import os
 import random
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-import uuid
-from pathlib import Path
 
-import redis.asyncio as aioredis
 from websockets.asyncio.client import connect
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import engine
+from bench import leaderboard
+from bench.figures import percentile
+from bench.race_server import run_on_redis, running_race_server
 
-import engine  # noqa: E402
-from server.store.embedded import free_port  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import leaderboard  # noqa: E402
-from leaderboard import run_on_redis, stop_and_drop, wait_http  # noqa: E402
+# The long game replayed is a race seat of more moves than ranked games may have.
+SETTINGS = {"SOLITAIRE_LOG_LEVEL": "WARNING", "SOLITAIRE_MAX_RANKED_MOVES": "100000"}
 
 
 class Client(leaderboard.Client):
@@ -76,7 +68,8 @@ def long_line(count: int) -> list[str]:
     """Legal moves of Baker's Game deal 2: a walk to a free cell card beside an empty column,
     then that card back and forth between them (found with the engine, deterministic)."""
     for attempt in range(1000):
-        rng, game, moves = random.Random(attempt), engine.new_game("bakers_game", 2), []
+        rng, game = random.Random(attempt), engine.new_game("bakers_game", 2)
+        moves: list[str] = []
         for _ in range(200):
             legal = sorted(game.legal_moves())
             if not legal:
@@ -118,7 +111,7 @@ async def finished_race(port: int, game: str, seed: int, moves: list[str]) -> st
         await c.ask({"t": "move", "gid": gid, "n": n, "m": move})
     with contextlib.suppress(RuntimeError):  # a game over already is finished
         await c.ask({"t": "resign", "gid": gid})
-    await c.ws.close()  # type: ignore[attr-defined]
+    await c.ws.close()
     return gid
 
 
@@ -175,75 +168,59 @@ async def ws_viewer(
 
 
 def figures(lat: list[float], seconds: float) -> tuple[float, float, float]:
-    ms = sorted(x * 1000 for x in lat)
-    return len(ms) / seconds, statistics.median(ms), ms[min(len(ms) - 1, int(len(ms) * 0.99))]
+    return len(lat) / seconds, percentile(lat, 0.50) * 1000, percentile(lat, 0.99) * 1000
 
 
 async def bench(args: argparse.Namespace, redis_url: str) -> None:
-    ns = f"bench{uuid.uuid4().hex[:8]}"
-    port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    log_path = Path(tempfile.gettempdir()) / f"bench-replays-{ns}.log"
-    with open(log_path, "wb") as log:  # the child keeps its own descriptor
-        server = subprocess.Popen(
-            [sys.executable, "-m", "server", "--port", str(port), "--redis-url", redis_url,
-             "--namespace", ns, "--rate", "1000000", "--burst", "1000000",
-             "--daily-prepare-ahead", "0", "--log-level", "WARNING",
-             # The long game replayed is a race seat of more moves than ranked games may have.
-             "--max-ranked-moves", "100000",
-             # Every player and viewer is a new player from this one address.
-             "--max-new-players-per-address-per-hour", "0"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    redis = aioredis.from_url(redis_url)
-    try:
-        await wait_http(port)
-        t0 = time.perf_counter()
-        long_moves = long_line(args.long_moves)
-        long_gid = await finished_race(port, "bakers_game", 2, long_moves)
-        short_gid = await finished_race(port, "doublets", 5, short_line(5))
-        took = time.perf_counter() - t0
-        print(f"replays to watch: {len(long_moves):,} moves of Baker's Game and a Doublets "
-              f"game of {len(short_line(5))}, played in {took:.1f} s")  # fmt: skip
-        print(f"players: {args.players} at {args.player_rate or 'full'} moves/s each; viewers: "
-              f"{args.viewers} at {args.viewer_rate or 'full'} pages/s each\n")  # fmt: skip
-        players = [await Client.open(port, f"player{i}") for i in range(args.players)]
-        watchers = [await Client.open(port, f"viewer{i}") for i in range(args.viewers)]
-        results: dict[str, list[tuple[float, float, float]]] = {"alone": [], "viewers": []}
-        for rnd in range(1, args.rounds + 1):
-            for phase in ("alone", "viewers"):
-                stop, lat, done = asyncio.Event(), [], [0, 0]
-                tasks = [asyncio.create_task(player(c, 1 + 97 * i, stop, lat, args.player_rate))
-                         for i, c in enumerate(players)]  # fmt: skip
-                if phase == "viewers":
-                    half = round(args.viewers * args.web_share)
-                    rate = args.viewer_rate
-                    tasks += [asyncio.create_task(web_viewer(port, long_gid, len(long_moves),
-                                                             stop, done, i, rate))
-                              for i in range(half)]  # fmt: skip
-                    tasks += [asyncio.create_task(ws_viewer(c, [long_gid, short_gid], stop, done,
-                                                            rate))
-                              for c in watchers[half:]]  # fmt: skip
-                await asyncio.sleep(args.seconds)
-                stop.set()
-                await asyncio.gather(*tasks)
-                rate, p50, p99 = figures(lat, args.seconds)
-                results[phase].append((rate, p50, p99))
-                seen = (f"; viewers: {done[0] / args.seconds:,.1f} web pages/s, "
-                        f"{done[1] / args.seconds:,.1f} whole replays/s by message"
-                        if phase == "viewers" else "")  # fmt: skip
-                print(f"round {rnd}, players {phase:<8} {rate:>8,.0f} moves/s   "
-                      f"p50 {p50:6.2f} ms   p99 {p99:6.2f} ms{seen}")  # fmt: skip
-        print()
-        alone = [statistics.median(x) for x in zip(*results["alone"], strict=True)]
-        beside = [statistics.median(x) for x in zip(*results["viewers"], strict=True)]
-        for i, what in enumerate(("moves per second", "p50 round trip", "p99 round trip")):
-            print(f"ratio with viewers / alone, {what}: {beside[i] / alone[i]:.2f}")
-        print(f"load average at the end: {os.getloadavg()[0]:.2f}")
-        for c in players + watchers:
-            await c.ws.close()  # type: ignore[attr-defined]
-    finally:
-        await stop_and_drop(server, redis, ns)
+    async with running_race_server(redis_url, SETTINGS) as server:
+        await measure(args, server.port)
+
+
+async def measure(args: argparse.Namespace, port: int) -> None:
+    t0 = time.perf_counter()
+    long_moves = long_line(args.long_moves)
+    long_gid = await finished_race(port, "bakers_game", 2, long_moves)
+    short_gid = await finished_race(port, "doublets", 5, short_line(5))
+    took = time.perf_counter() - t0
+    print(f"replays to watch: {len(long_moves):,} moves of Baker's Game and a Doublets "
+          f"game of {len(short_line(5))}, played in {took:.1f} s")  # fmt: skip
+    print(f"players: {args.players} at {args.player_rate or 'full'} moves/s each; viewers: "
+          f"{args.viewers} at {args.viewer_rate or 'full'} pages/s each\n")  # fmt: skip
+    players = [await Client.open(port, f"player{i}") for i in range(args.players)]
+    watchers = [await Client.open(port, f"viewer{i}") for i in range(args.viewers)]
+    results: dict[str, list[tuple[float, float, float]]] = {"alone": [], "viewers": []}
+    for rnd in range(1, args.rounds + 1):
+        for phase in ("alone", "viewers"):
+            stop, lat, done = asyncio.Event(), list[float](), [0, 0]
+            tasks = [asyncio.create_task(player(c, 1 + 97 * i, stop, lat, args.player_rate))
+                     for i, c in enumerate(players)]  # fmt: skip
+            if phase == "viewers":
+                half = round(args.viewers * args.web_share)
+                rate = args.viewer_rate
+                tasks += [asyncio.create_task(web_viewer(port, long_gid, len(long_moves),
+                                                         stop, done, i, rate))
+                          for i in range(half)]  # fmt: skip
+                tasks += [asyncio.create_task(ws_viewer(c, [long_gid, short_gid], stop, done,
+                                                        rate))
+                          for c in watchers[half:]]  # fmt: skip
+            await asyncio.sleep(args.seconds)
+            stop.set()
+            await asyncio.gather(*tasks)
+            rate, p50, p99 = figures(lat, args.seconds)
+            results[phase].append((rate, p50, p99))
+            seen = (f"; viewers: {done[0] / args.seconds:,.1f} web pages/s, "
+                    f"{done[1] / args.seconds:,.1f} whole replays/s by message"
+                    if phase == "viewers" else "")  # fmt: skip
+            print(f"round {rnd}, players {phase:<8} {rate:>8,.0f} moves/s   "
+                  f"p50 {p50:6.2f} ms   p99 {p99:6.2f} ms{seen}")  # fmt: skip
+    print()
+    alone = [statistics.median(x) for x in zip(*results["alone"], strict=True)]
+    beside = [statistics.median(x) for x in zip(*results["viewers"], strict=True)]
+    for i, what in enumerate(("moves per second", "p50 round trip", "p99 round trip")):
+        print(f"ratio with viewers / alone, {what}: {beside[i] / alone[i]:.2f}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+    for c in players + watchers:
+        await c.ws.close()
 
 
 def main() -> None:

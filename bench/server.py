@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of the race server against a bare websockets+msgpack echo server, same run.
 
-    .venv/bin/python bench/server.py [--players 200] [--seconds 5] [--rounds 3] [--idle 5000]
+    .venv/bin/python -m bench.server [--players 200] [--seconds 5] [--rounds 3] [--idle 5000]
 
 What it does (loopback only, bounded in time and connection count, stops by itself):
 
@@ -52,37 +52,47 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import math
 import os
 import random
-import resource
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgspec
 from websockets.asyncio.client import connect
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import engine  # noqa: E402
-from bench import async_races  # noqa: E402
-from bench.lean_client import LeanClient  # noqa: E402
-from engine.solve.bot import choose_move  # noqa: E402
-from server import collector  # noqa: E402
-from server.config import DEFAULT  # noqa: E402
-from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis  # noqa: E402
+import engine
+from bench import async_races
+from bench.figures import percentile
+from bench.lean_client import LeanClient
+from bench.race_server import (
+    ROOT,
+    RaceServer,
+    bench_module,
+    cpu_s,
+    drop_namespace,
+    free_port,
+    raise_open_files,
+    rss_kb,
+    start_race_server,
+    wait_port,
+    worker_pids,
+)
+from engine.solve.bot import choose_move
+from server import collector
+from server.config import DEFAULT
+from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis
 
 GAME = "doublets"
 IDLE_TARGET_KB = 20  # server memory per idle greeted player, at up to 20,000 of them
@@ -190,50 +200,6 @@ def run_durable_echo_server(port: int, redis_url: str, key: str) -> None:
 # ---------------------------------------------------------------- helpers
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_kb(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def raise_open_files(needed: int) -> int:
-    """Raises this process's open-file limit towards `needed` (the servers started from here
-    inherit it; the race server raises its own soft limit to the hard one); the limit now."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard < needed:
-        with contextlib.suppress(ValueError, OSError):  # above the hard limit: root only
-            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, needed))
-            soft, hard = needed, needed
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return hard
-
-
-def wait_port(port: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on port {port}")
-
-
 def move_sequences(count: int) -> list[tuple[int, list[str]]]:
     """Whole Doublets games (seed, moves) as an easy bot plays them: the server's own bot
     policy (engine/solve/bot.py), from the public view."""
@@ -297,9 +263,8 @@ class Figures:
 
 
 def summarise(name: str, load: Load, seconds: float, cpu: float) -> Figures:
-    rtts = sorted(load.rtts)
-    p50 = statistics.median(rtts) * 1000 if rtts else float("nan")
-    p99 = rtts[int(len(rtts) * 0.99) - 1] * 1000 if rtts else float("nan")
+    p50 = percentile(load.rtts, 0.50) * 1000
+    p99 = percentile(load.rtts, 0.99) * 1000
     per = 1e6 / max(load.moves, 1)
     return Figures(name, load.moves / seconds, p50, p99, cpu * per, load.client_cpu * per)
 
@@ -341,10 +306,10 @@ async def lean_connect(url: str) -> LeanClient:
     return await LeanClient.connect(parts.hostname, parts.port, parts.path or "/")
 
 
-async def request(ws: LeanClient, msg: dict, rid: int) -> dict:  # type: ignore[type-arg]
+async def request(ws: LeanClient, msg: dict[str, Any], rid: int) -> dict[str, Any]:
     ws.send(enc({**msg, "id": rid}))
     while True:
-        reply = dec(await ws.recv())
+        reply: dict[str, Any] = dec(await ws.recv())
         if reply.get("re") == rid:
             return reply
 
@@ -407,8 +372,19 @@ async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: 
         ws.close()
 
 
-async def drive(bot, url: str, players: int, seconds: float, warmup: float, seqs,
-                pid: int) -> tuple[Load, float, float]:  # type: ignore[no-untyped-def]  # fmt: skip
+# A bot of the load: (url, the move sequences, its index, the window, the load's tally).
+Bot = Callable[[str, list[tuple[int, list[str]]], int, "Window", "Load"], Awaitable[None]]
+
+
+async def drive(
+    bot: Bot,
+    url: str,
+    players: int,
+    seconds: float,
+    warmup: float,
+    seqs: list[tuple[int, list[str]]],
+    pid: int,
+) -> tuple[Load, float, float]:
     """Run `players` bots; measure the window: (load, seconds, server CPU s)."""
     load = Load()
     window = Window(players, warmup, seconds)
@@ -472,13 +448,9 @@ async def idle_connections(url: str, count: int, pids: list[int], hello: bool) -
             n = min(IDLE_PER_HELPER, count - first)
             helpers.append(
                 await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    __file__,
-                    "--hold-idle",
-                    url,
-                    str(n),
-                    str(first),
+                    *bench_module("bench.server", "--hold-idle", url, str(n), str(first)),
                     *(["--hello"] if hello else []),
+                    cwd=ROOT,
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
                 )
@@ -502,18 +474,6 @@ def idle_processes(idle: int, open_files: int) -> int:
     """Processes each server needs to hold `idle` connections when one process may keep
     `open_files` open: more than one only where the hard limit is below that."""
     return max(1, math.ceil(idle / (open_files - 200)))
-
-
-def worker_pids(supervisor: int) -> list[int]:
-    """The worker processes of a `solitaire-server --workers N` (not its store, nor
-    multiprocessing's resource tracker)."""
-    out = []
-    for task in Path(f"/proc/{supervisor}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            with contextlib.suppress(OSError):
-                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                    out.append(int(child))
-    return out
 
 
 # ---------------------------------------------------------------- main
@@ -584,64 +544,9 @@ def main() -> int:
 class Target:
     """One race server under test, with what its rounds measured."""
 
-    name: str
-    store: str  # what the store is, for the report
-    redis_url: str
-    namespace: str
-    proc: subprocess.Popen[bytes]
-    log: Path
-    port: int
+    server: RaceServer
     runs: list[Figures] = field(default_factory=list)
     total: Load = field(default_factory=Load)
-
-    @property
-    def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-
-def start_race_server(
-    tmp: Path,
-    name: str,
-    store: str,
-    redis_url: str,
-    exe: Path | None = None,
-    workers: int = 1,
-    settings: dict[str, str] | None = None,
-) -> Target:
-    """A solitaire-server on `redis_url` in a namespace of its own, set for this bench's
-    load; `settings` (environment variables) replace those settings (bench/soak.py's
-    clients keep the rate limits, for one)."""
-    port = free_port()
-    namespace = f"bench{uuid.uuid4().hex[:8]}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")}
-    env.update(
-        SOLITAIRE_NAMESPACE=namespace,
-        SOLITAIRE_DATA_DIR=str(tmp / f"data-{port}"),
-        SOLITAIRE_RATE="1000000",
-        SOLITAIRE_BURST="1000000",
-        # Thousands of connections and players from this one address: no admission limits.
-        SOLITAIRE_MAX_CONNECTIONS="0",
-        SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS="0",
-        SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR="0",
-        SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_DAY="0",
-        SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS="0",  # its name in a --baseline-server before
-        SOLITAIRE_LOG_LEVEL="INFO",
-        # A fresh namespace has no daily deals yet: their background search (solver
-        # processes, tens of seconds of CPU) would run during the rounds. It is not part
-        # of this load, and a server that has been up a day has long finished it.
-        SOLITAIRE_DAILY_PREPARE_AHEAD="0",
-        REDIS_URL=redis_url,
-    )
-    env.update(settings or {})
-    exe = exe or Path(sys.executable).with_name("solitaire-server")
-    log = tmp / f"server-{port}.log"
-    proc = subprocess.Popen(
-        [str(exe), "--port", str(port), *(["--workers", str(workers)] if workers > 1 else [])],
-        env=env,
-        stdout=open(log, "wb"),  # noqa: SIM115
-        stderr=subprocess.STDOUT,
-    )
-    return Target(name, store, redis_url, namespace, proc, log, port)
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -656,13 +561,14 @@ async def run(args: argparse.Namespace) -> int:
     collector.schedule(DEFAULT.gc_young_threshold)
     tmp = Path(tempfile.mkdtemp(prefix="bench-server-"))
     procs: list[subprocess.Popen[bytes]] = []
-    stoppers: list = []
+    stoppers: list[Callable[[], None]] = []
     try:
         # The echo baseline and the race servers run side by side; the rounds alternate
         # between them, so that a change in the machine's load hits all alike.
         echo_port = free_port()
         echo = subprocess.Popen(
-            [sys.executable, __file__, "--serve-echo", str(echo_port)],
+            bench_module("bench.server", "--serve-echo", str(echo_port)),
+            cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
@@ -670,7 +576,7 @@ async def run(args: argparse.Namespace) -> int:
         targets: list[Target] = []
         redis_url = os.environ.get("REDIS_URL")
         if redis_url:
-            targets.append(start_race_server(tmp, "solitaire-server", redis_url, redis_url))
+            targets.append(Target(start_race_server(tmp, "solitaire-server", redis_url, redis_url)))
         for fsync in [] if redis_url else args.store_fsync:
             # The store the server starts by itself, as it starts it (server/store/embedded.py),
             # on the same disk as the server's default ./data would be.
@@ -679,21 +585,22 @@ async def run(args: argparse.Namespace) -> int:
             stoppers.append(embedded.stop)
             name = "solitaire-server" + (f" ({fsync})" if len(args.store_fsync) > 1 else "")
             store = f"embedded valkey-server, appendfsync {fsync}"
-            targets.append(start_race_server(tmp, name, store, url))
+            targets.append(Target(start_race_server(tmp, name, store, url)))
         if args.baseline_server is not None:
-            first = targets[0]
+            first = targets[0].server
             targets.append(
-                start_race_server(tmp, "baseline server", first.store, first.redis_url,
-                                  args.baseline_server)
+                Target(start_race_server(tmp, "baseline server", first.store, first.redis_url,
+                                         args.baseline_server))
             )  # fmt: skip
-        procs += [t.proc for t in targets]
+        procs += [t.server.proc for t in targets]
         # The durable echo: the floor of "stored before the reply" with this stack, on the
         # first race server's store.
         durable_port = free_port()
         durable_key = f"{{bench-durable-{uuid.uuid4().hex[:8]}}}:log"
         durable = subprocess.Popen(
-            [sys.executable, __file__, "--serve-durable-echo", str(durable_port),
-             targets[0].redis_url, durable_key],
+            bench_module("bench.server", "--serve-durable-echo", str(durable_port),
+                         targets[0].server.redis_url, durable_key),
+            cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
@@ -701,7 +608,7 @@ async def run(args: argparse.Namespace) -> int:
         wait_port(durable_port)
         wait_port(echo_port)
         for t in targets:
-            wait_port(t.port)
+            wait_port(t.server.port)
         echo_url = f"ws://127.0.0.1:{echo_port}/"
 
         durable_url = f"ws://127.0.0.1:{durable_port}/"
@@ -718,44 +625,48 @@ async def run(args: argparse.Namespace) -> int:
             durable_acked += load.replies
             durable_errors += load.errors
             for t in targets:
-                load, secs, cpu = await drive(race_bot, t.url, args.players, args.seconds,
-                                              args.warmup, seqs, t.proc.pid)  # fmt: skip
-                t.runs.append(summarise(f"{t.name}, round {r + 1}", load, secs, cpu))
+                load, secs, cpu = await drive(race_bot, t.server.url, args.players, args.seconds,
+                                              args.warmup, seqs, t.server.proc.pid)  # fmt: skip
+                t.runs.append(summarise(f"{t.server.name}, round {r + 1}", load, secs, cpu))
                 t.total.acked_by_gid.update(load.acked_by_gid)
                 t.total.races += load.races
                 t.total.errors += load.errors
         ghosts_ok = True
         if args.async_share > 0:
-            first = targets[0]
+            first = targets[0].server
             ghosts_ok = await async_races.compare(
                 first.url, round(args.players * args.async_share), seqs, args.rounds,
                 args.seconds, args.warmup, lambda: cpu_s(first.proc.pid),
             )  # fmt: skip
-        stored = [await stored_moves(t.redis_url, t.namespace, t.total) for t in targets]
-        durable_stored = await list_length(targets[0].redis_url, durable_key)
+        stored = [
+            await stored_moves(t.server.redis_url, t.server.namespace, t.total) for t in targets
+        ]
+        durable_stored = await list_length(targets[0].server.redis_url, durable_key)
         echo_f = median_of("echo (websockets+msgpack)", echo_runs)
         durable_f = median_of("durable echo (+ redis-py)", durable_runs)
-        medians = [median_of(t.name, t.runs) for t in targets]
+        medians = [median_of(t.server.name, t.runs) for t in targets]
         if args.idle:
             # Memory per connection does not depend on the store: the first server only.
             echo_f.idle_kb, medians[0].idle_kb = await idle_phase(
-                args, tmp, targets[0], echo_url, echo.pid, procs
+                args, tmp, targets[0].server, echo_url, echo.pid, procs
             )
-        for p in (echo, durable, *(t.proc for t in targets)):
+        for p in (echo, durable, *(t.server.proc for t in targets)):
             p.send_signal(signal.SIGTERM)
         # Waited for in threads: our event loop must keep answering closing handshakes.
         await asyncio.to_thread(echo.wait, 10)
         await asyncio.to_thread(durable.wait, 10)
         for t in targets:
             try:
-                await asyncio.to_thread(t.proc.wait, 60)
+                await asyncio.to_thread(t.server.proc.wait, 60)
             except subprocess.TimeoutExpired:
                 print("  the server did not stop within 60 s of SIGTERM; its log ends:")
-                print("\n".join(t.log.read_text().splitlines()[-15:]))
+                print("\n".join(t.server.log.read_text().splitlines()[-15:]))
                 raise
-            await drop_namespace(t.redis_url, t.namespace)
+            await drop_namespace(t.server.redis_url, t.server.namespace)
 
-        stores = "; ".join((f"{t.name}: " if len(targets) > 1 else "") + t.store for t in targets)
+        stores = "; ".join(
+            (f"{t.server.name}: " if len(targets) > 1 else "") + t.server.store for t in targets
+        )
         print(f"  store: {stores}; race server rate limit lifted for the bots")
         print(f"  {'':36}{'moves/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'server CPU':>12}"
               f"{'bots CPU':>10}{'KB/idle conn':>14}")  # fmt: skip
@@ -770,7 +681,7 @@ async def run(args: argparse.Namespace) -> int:
             per_round = ", ".join(
                 f"{s.rate / e.rate:.2f}" for e, s in zip(echo_runs, t.runs, strict=True)
             )
-            label = f" ({t.name})" if len(targets) > 1 else ""
+            label = f" ({t.server.name})" if len(targets) > 1 else ""
             print(f"  ratio server/echo{label} (medians): throughput "
                   f"{server_f.rate / echo_f.rate:.2f} (by round {per_round}), "
                   f"p99 {server_f.p99_ms / echo_f.p99_ms:.2f}, "
@@ -779,7 +690,7 @@ async def run(args: argparse.Namespace) -> int:
             per_round = ", ".join(
                 f"{s.rate / e.rate:.2f}" for e, s in zip(durable_runs, t.runs, strict=True)
             )
-            label = f" ({t.name})" if len(targets) > 1 else ""
+            label = f" ({t.server.name})" if len(targets) > 1 else ""
             print(f"  ratio server/durable echo{label} (medians): throughput "
                   f"{server_f.rate / durable_f.rate:.2f} (target >= 0.70; by round {per_round}), "
                   f"p99 {server_f.p99_ms / durable_f.p99_ms:.2f} (target <= 2), "
@@ -791,15 +702,16 @@ async def run(args: argparse.Namespace) -> int:
             per_round = ", ".join(
                 f"{x.rate / y.rate:.2f}" for x, y in zip(a.runs, b.runs, strict=True)
             )
-            print(f"  ratio {a.name} / {b.name} (medians): throughput {fa.rate / fb.rate:.2f} "
+            print(f"  ratio {a.server.name} / {b.server.name} (medians): "
+                  f"throughput {fa.rate / fb.rate:.2f} "
                   f"(by round {per_round}), p50 {fa.p50_ms / fb.p50_ms:.2f}, "
                   f"p99 {fa.p99_ms / fb.p99_ms:.2f}, "
                   f"server CPU per move {fa.cpu_us / fb.cpu_us:.2f}")  # fmt: skip
         ok = durable_stored >= durable_acked and durable_errors == 0
         for t, (found, acked) in zip(targets, stored, strict=True):
-            commit = [line for line in t.log.read_text().splitlines()
+            commit = [line for line in t.server.log.read_text().splitlines()
                       if "group commit:" in line]  # fmt: skip
-            label = f"{t.name}: " if len(targets) > 1 else ""
+            label = f"{t.server.name}: " if len(targets) > 1 else ""
             if commit:
                 print(f"  {label}server's " + commit[-1].split("server.store.store: ", 1)[-1])
             print(f"  {label}races played: {t.total.races}; errors: {t.total.errors}; "
@@ -825,7 +737,7 @@ async def run(args: argparse.Namespace) -> int:
 async def idle_phase(
     args: argparse.Namespace,
     tmp: Path,
-    first: Target,
+    first: RaceServer,
     echo_url: str,
     echo_pid: int,
     procs: list[subprocess.Popen[bytes]],
@@ -845,7 +757,8 @@ async def idle_phase(
     port = free_port()
     echoes = [
         subprocess.Popen(
-            [sys.executable, __file__, "--serve-echo", str(port)],
+            bench_module("bench.server", "--serve-echo", str(port)),
+            cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
@@ -875,7 +788,8 @@ async def idle_phase(
 
 def median_of(name: str, runs: list[Figures]) -> Figures:
     def med(field: str) -> float:
-        return statistics.median(getattr(f, field) for f in runs)
+        value: float = statistics.median(getattr(f, field) for f in runs)
+        return value
 
     return Figures(
         f"{name}, median",
@@ -925,16 +839,6 @@ async def list_length(url: str, key: str) -> int:
         return n
     finally:
         await r.aclose()
-
-
-async def drop_namespace(url: str, namespace: str) -> None:
-    import redis.asyncio as aioredis
-
-    r = aioredis.Redis.from_url(url)
-    batch = [k async for k in r.scan_iter(match="{" + namespace + ":*", count=1000)]
-    for i in range(0, len(batch), 500):
-        await r.delete(*batch[i : i + 500])
-    await r.aclose()
 
 
 if __name__ == "__main__":

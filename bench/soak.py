@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Soak of the race server: every kind of load together, for minutes, and what it left.
 
-    .venv/bin/python bench/soak.py [--minutes 10] [--tables 3] [--bot-races 2]
+    .venv/bin/python -m bench.soak [--minutes 10] [--tables 3] [--bot-races 2]
         [--dailies 1] [--practice 2] [--pace 0.5] [--burst 20]
 
 What it does (loopback only, bounded: at most 120 minutes and a few dozen connections,
@@ -25,6 +25,11 @@ stops by itself):
   no shorter and no longer), stops the server with SIGTERM and reads its log for ERROR
   lines.
 
+With `--memory-report` the server runs with `--debug-memory`, and every `--memory-every`
+seconds (600) the soak reads its /debug/memory report (bench/soak_memory.py): RSS by window,
+the slope over the last half of the run, the bounded caches' sizes, and what grew between
+the first and the last report by object type and by source line.
+
 Reports requests by kind, what each kind of load did, real errors by kind (the abusive
 client's expected refusals counted apart), p50/p99 acknowledgement time of moves,
 memory at start and end and its growth per hour (a least-squares line through the
@@ -47,26 +52,25 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bench.server import (  # noqa: E402
-    Target,
+from bench import soak_memory
+from bench.figures import percentile
+from bench.race_server import (
+    RaceServer,
     cpu_s,
     drop_namespace,
     raise_open_files,
     rss_kb,
     start_race_server,
-    stored_counts,
     wait_port,
 )
-from bench.soak_abuse import Abuser  # noqa: E402
-from bench.soak_load import (  # noqa: E402
+from bench.server import stored_counts
+from bench.soak_abuse import Abuser
+from bench.soak_load import (
     DAILY_PLAYER_EVERY_S,
     Soak,
     Tally,
@@ -75,8 +79,8 @@ from bench.soak_load import (  # noqa: E402
     practice_player,
     race_table,
 )
-from server.config import DEFAULT  # noqa: E402
-from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis  # noqa: E402
+from server.config import DEFAULT
+from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis
 
 MAX_MINUTES = 120
 PROGRESS_EVERY_S = 30.0
@@ -142,7 +146,10 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def _or_zero(read: Any, pid: int) -> Any:
+T = TypeVar("T")
+
+
+def _or_zero(read: Callable[[int], T], pid: int) -> T | int:
     try:
         return read(pid)
     except OSError:  # gone between the listing and the read
@@ -150,14 +157,6 @@ def _or_zero(read: Any, pid: int) -> Any:
 
 
 # ---------------------------------------------------------------- figures
-
-
-def percentile(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) of `values`, nearest rank; nan if there are none."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def growth_per_hour(samples: list[Sample], warmup: float, attr: str) -> tuple[float, int]:
@@ -222,6 +221,8 @@ async def run(args: argparse.Namespace) -> int:
     plan = Plan([2 + i % 3 for i in range(args.tables)], args.bot_races, args.dailies,
                 args.practice, args.burst, args.minutes)  # fmt: skip
     settings = plan.settings()
+    if args.memory_report:
+        settings["SOLITAIRE_DEBUG_MEMORY"] = "1"
     seconds = args.minutes * 60
     warmup = args.warmup if args.warmup is not None else min(60.0, seconds / 5)
     every = args.sample_s if args.sample_s is not None else min(5.0, max(0.5, seconds / 60))
@@ -239,7 +240,7 @@ async def run(args: argparse.Namespace) -> int:
           "every client here is 127.0.0.1)")  # fmt: skip
     tmp = Path(tempfile.mkdtemp(prefix="bench-soak-"))
     embedded: EmbeddedRedis | None = None
-    target: Target | None = None
+    target: RaceServer | None = None
     try:
         redis_url = os.environ.get("REDIS_URL")
         if redis_url:
@@ -265,11 +266,25 @@ async def run(args: argparse.Namespace) -> int:
         tasks = [asyncio.create_task(c) for c in clients]
         sampling = asyncio.create_task(sampler.run())
         progress = asyncio.create_task(report_progress(soak, sampler, target))
+        marks: list[soak_memory.Mark] = []
+        marking = None
+        if args.memory_report:
+            marking = asyncio.create_task(
+                memory_marks(target.port, sampler, args.memory_every, marks)
+            )
         await wait_for_end(soak, target)
         # The figures are of the load: the sampling stops with it, before the drain.
         progress.cancel()
         sampling.cancel()
+        if marking is not None:
+            marking.cancel()
         end = sampler.take() if target.proc.poll() is None else sampler.samples[-1]
+        if (
+            args.memory_report
+            and target.proc.poll() is None
+            and (not marks or end.t - marks[-1].t > 30)
+        ):
+            marks.append(await memory_mark(target.port, sampler, not marks))
         print(
             f"  [{end.t:5.0f} s] the load stops; waiting for the clients to finish what "
             "they are doing",
@@ -296,6 +311,8 @@ async def run(args: argparse.Namespace) -> int:
         await drop_namespace(redis_url, target.namespace)
         ok = report(tally, sampler.samples, start, end, warmup, every, gids, stored, code,
                     log_errors)  # fmt: skip
+        if args.memory_report:
+            soak_memory.report(sampler.samples, marks, args.memory_every, end.t)
         return 0 if ok else 1
     finally:
         if target is not None and target.proc.poll() is None:
@@ -306,7 +323,7 @@ async def run(args: argparse.Namespace) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-async def wait_for_end(soak: Soak, target: Target) -> None:
+async def wait_for_end(soak: Soak, target: RaceServer) -> None:
     """Until the soak's deadline, or until the server exits (a real error)."""
     while soak.running():
         if target.proc.poll() is not None:
@@ -316,7 +333,27 @@ async def wait_for_end(soak: Soak, target: Target) -> None:
         await asyncio.sleep(min(1.0, max(0.0, soak.deadline - time.monotonic())))
 
 
-async def report_progress(soak: Soak, sampler: Sampler, target: Target) -> None:
+async def memory_mark(port: int, sampler: Sampler, baseline: bool) -> soak_memory.Mark:
+    t = time.monotonic() - sampler.began
+    report = await asyncio.to_thread(soak_memory.fetch, port, baseline)
+    print(f"  [{t:5.0f} s] memory report: RSS {mb(report['rss_kb'])}, traced "
+          f"{mb(report.get('traced_kb', 0))}, caches " + ", ".join(
+              f"{n} {c['entries']}" for n, c in report["caches"].items()), flush=True)  # fmt: skip
+    return soak_memory.Mark(t, report)
+
+
+async def memory_marks(port: int, sampler: Sampler, every: float,
+                       marks: list[soak_memory.Mark]) -> None:  # fmt: skip
+    """The server's memory report every `every` seconds of load; the first is the
+    baseline of the growth figures."""
+    k = 1
+    while True:
+        await asyncio.sleep(max(0.0, sampler.began + k * every - time.monotonic()))
+        marks.append(await memory_mark(port, sampler, not marks))
+        k += 1
+
+
+async def report_progress(soak: Soak, sampler: Sampler, target: RaceServer) -> None:
     tally = soak.tally
     seen = 0
     while True:
@@ -450,7 +487,22 @@ def main() -> int:
     parser.add_argument("--store-fsync", choices=FSYNC_POLICIES,
                         help="appendfsync of the bench's own store (not with REDIS_URL; "
                              f"default {DEFAULT.store_fsync})")  # fmt: skip
+    parser.add_argument(
+        "--memory-report",
+        action="store_true",
+        help="start the server with --debug-memory and report its RSS by window, its caches "
+        "and what grew between the first and last of its memory reports (bench/soak_memory.py)",
+    )
+    parser.add_argument(
+        "--memory-every",
+        type=float,
+        default=600.0,
+        help="seconds between the server's memory reports (default 600; the first is the "
+        "baseline of the growth)",
+    )
     args = parser.parse_args()
+    if not 10 <= args.memory_every <= 3600:
+        parser.error("--memory-every: 10 to 3600 seconds")
     if not 0 < args.minutes <= MAX_MINUTES:
         parser.error(f"--minutes: more than 0, at most {MAX_MINUTES}")
     if not (0 <= args.tables <= 20 and 0 <= args.bot_races <= 20 and 0 <= args.dailies <= 5

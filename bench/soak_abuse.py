@@ -142,7 +142,11 @@ class Abuser:
     # ------------------------------------------------------------ asking and expecting
 
     async def ask(
-        self, msg: Message | bytes | str, what: str, ws: Any = None, rid: int | None = None
+        self,
+        msg: Message | bytes | str,
+        what: str,
+        ws: ClientConnection | None = None,
+        rid: int | None = None,
     ) -> Message:
         """Sends a request on `ws` (default: the main connection) and returns its reply: the
         one with `re` = its id (a dict gets one; a frame made by hand says it in `rid`), or
@@ -156,7 +160,7 @@ class Abuser:
             await ws.send(msg)
             async with asyncio.timeout(REPLY_TIMEOUT_S):
                 while True:
-                    reply = dec(await ws.recv())
+                    reply: dict[str, Any] = dec(await ws.recv(decode=False))
                     if reply.get("re") == rid and (rid is not None or reply["t"] == "error"):
                         return reply
         except TimeoutError:
@@ -296,6 +300,8 @@ class Abuser:
     async def own_move(self) -> None:
         move = choose_move(self.own["view"], "easy", self.rng)
         n = self.own["n"]
+        if move is None:
+            raise Fault("abuse: its own game has no move left", f"at move {n}")
         reply = await self.ask({"t": "move", "gid": self.own["gid"], "n": n, "m": move}, "move")
         if reply["t"] != "state" or reply["n"] != n + 1:
             raise Fault("abuse: its own legal move was refused", repr(reply.get("msg")))
@@ -347,7 +353,7 @@ class Abuser:
             try:
                 async with asyncio.timeout(REPLY_TIMEOUT_S):
                     while True:
-                        reply = dec(await ws.recv())
+                        reply = dec(await ws.recv(decode=False))
                         limited += reply.get("code") == "rate_limited"
             except ConnectionClosed as exc:
                 code = exc.rcvd.code if exc.rcvd else None

@@ -1,8 +1,8 @@
 """Solver benchmark: per game, what share of deals is won / proven unwinnable / given up
 within a time budget, and how long each answer takes.
 
-    .venv/bin/python bench/solvers.py                      # 200 seeds per game, 2 s each
-    .venv/bin/python bench/solvers.py --seeds 50 --games bakers_game hopscotch
+    .venv/bin/python -m bench.solvers                      # 200 seeds per game, 2 s each
+    .venv/bin/python -m bench.solvers --seeds 50 --games bakers_game hopscotch
 
 Deals are seeds 1..N (--first-seed moves the window). Every won line is replayed on the
 engine and counted if it fails to win. For Baker's Game the reference is Freecell Solver
@@ -26,11 +26,9 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import engine
+from bench.figures import percentile
 from engine.solve import solve
 
 
@@ -44,11 +42,6 @@ class GameRun:
     fc_times: list[float] = field(default_factory=list)
     fc_start: float = 0.0
     fc_disagreements: list[int] = field(default_factory=list)
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def fc_board(piles: dict[str, list[str]]) -> str:
@@ -126,7 +119,7 @@ def report(run: GameRun, n: int) -> list[str]:
         f"{run.game_id:12s} won {share('won')}  unwinnable {share('unwinnable')}"
         f"  gave up {share('gave_up')}",
         f"{'':12s} time median {statistics.median(run.times) * 1000:8.1f} ms"
-        f"  p90 {quantile(run.times, 0.9) * 1000:8.1f} ms"
+        f"  p90 {percentile(run.times, 0.9) * 1000:8.1f} ms"
         f"  max {max(run.times) * 1000:8.1f} ms"
         f"  nodes median {statistics.median(run.nodes):.0f}"
         f"  won lines failing replay: {run.bad_replays}",
@@ -136,7 +129,7 @@ def report(run: GameRun, n: int) -> list[str]:
         ours_tot, fc_tot = sum(run.times), sum(run.fc_times)
         lines += [
             f"{'':12s} fc-solve (ko_bakers_game, same deals): median {fc_med * 1000:8.1f} ms"
-            f"  p90 {quantile(run.fc_times, 0.9) * 1000:8.1f} ms  total {fc_tot:.1f} s",
+            f"  p90 {percentile(run.fc_times, 0.9) * 1000:8.1f} ms  total {fc_tot:.1f} s",
             f"{'':12s} fc-solve process start (a board already won): median"
             f" {run.fc_start * 1000:.1f} ms, included in each fc-solve time above",
             f"{'':12s} ratio ours / fc-solve: median {ours_med / fc_med:.1f}x,"

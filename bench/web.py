@@ -2,7 +2,7 @@
 """Benchmark of the browser client (Playwright driving Debian's chromium), same run as its
 baseline, the terminal client's own connection.
 
-    .venv/bin/python bench/web.py [--moves 200] [--loads 20]
+    .venv/bin/python -m bench.web [--moves 200] [--loads 20]
 
 Prints:
 
@@ -22,8 +22,9 @@ Prints:
 - where the difference goes: a bare round trip of each client (a request that writes
   nothing, nothing drawn), the browser's from a socket of the page's own.
 
-The server runs on the embedded store in a temporary directory (or REDIS_URL if set), with
-the per-connection rate limit lifted so that neither client waits for it.
+The server (bench/race_server.py) runs on a valkey-server of the bench's own in a temporary
+directory (or REDIS_URL if set), with the per-connection rate limit lifted so that neither
+client waits for it. Percentiles: bench/figures.py.
 """
 
 from __future__ import annotations
@@ -33,28 +34,24 @@ import asyncio
 import gzip
 import re
 import shutil
-import statistics
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-import os  # noqa: E402
+import engine
+import protocol as p
+from bench.figures import percentile
+from bench.race_server import RaceServer, run_on_redis, running_race_server
+from client_cli.connection import Connection
 
-from support.server_proc import ServerProcess  # noqa: E402
-
-import engine  # noqa: E402
-import protocol as p  # noqa: E402
-from client_cli.connection import Connection  # noqa: E402
+T = TypeVar("T")
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]  # fmt: skip
@@ -108,11 +105,6 @@ async (n) => {
 BOARD = p.Leaderboard(game="quatorze", date="all", limit=1)
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def shuttle(legal: list[str]) -> str:
     """A move between columns and free cells (never to a foundation: the game goes on)."""
     moves = [m for m in legal if "-" in m and m.split("-")[1][0] in "rt"]
@@ -151,7 +143,7 @@ class Terminal:
         self.state: p.State | None = None
         self.call(self._open())
 
-    def call(self, coro: Any) -> Any:
+    def call(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     async def _open(self) -> None:
@@ -179,7 +171,7 @@ class Terminal:
         return elapsed
 
     def move(self) -> float:
-        return float(self.call(self._move()))
+        return self.call(self._move())
 
     async def _bare(self) -> float:
         t0 = time.perf_counter()
@@ -187,7 +179,7 @@ class Terminal:
         return (time.perf_counter() - t0) * 1000
 
     def bare(self) -> float:
-        return float(self.call(self._bare()))
+        return self.call(self._bare())
 
     def close(self) -> None:
         self.call(self.conn.close())
@@ -246,42 +238,41 @@ def figures(base: str, ws_url: str, moves: int, loads: int) -> tuple[list[float]
     return first_board, clicks, round_trips, bare_page, bare_terminal
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--moves", type=int, default=200)
-    parser.add_argument("--loads", type=int, default=20)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        server = ServerProcess(
-            os.environ.get("REDIS_URL"),
-            f"benchweb{uuid.uuid4().hex[:6]}",
-            Path(tmp) / "data",
-            args=["--rate", "10000", "--burst", "10000", "--daily-prepare-ahead", "0"],
-        ).start()
-        try:
-            raw, zipped, assets = page_weight(server.http_url)
-            first_board, clicks, terminal, bare_page, bare_terminal = figures(
-                server.http_url, server.ws_url, args.moves, args.loads
-            )
-        finally:
-            server.stop()
+def measure(args: argparse.Namespace, server: RaceServer) -> None:
+    raw, zipped, assets = page_weight(server.page())
+    first_board, clicks, terminal, bare_page, bare_terminal = figures(
+        server.page(), server.url, args.moves, args.loads
+    )
     print(f"page weight: {len(assets)} files of JS and CSS, {raw / 1024:.1f} KB uncompressed "
           f"(budget {BUDGET // 1024} KB: {'within' if raw < BUDGET else 'OVER'}), "
           f"{zipped / 1024:.1f} KB gzipped")  # fmt: skip
-    f50, f99 = statistics.median(first_board), pct(first_board, 0.99)
+    f50, f99 = percentile(first_board, 0.5), percentile(first_board, 0.99)
     print(f"navigation to first board drawn ({len(first_board)} reloads): "
           f"p50 {f50:.0f} ms, p99 {f99:.0f} ms")  # fmt: skip
-    b50, b99 = statistics.median(clicks), pct(clicks, 0.99)
-    t50, t99 = statistics.median(terminal), pct(terminal, 0.99)
+    b50, b99 = percentile(clicks, 0.5), percentile(clicks, 0.99)
+    t50, t99 = percentile(terminal, 0.5), percentile(terminal, 0.99)
     print(f"click move to board redrawn with the ack ({len(clicks)} moves): "
           f"p50 {b50:.2f} ms, p99 {b99:.2f} ms")  # fmt: skip
     print(f"terminal client's move round trip ({len(terminal)} moves, baseline): "
           f"p50 {t50:.2f} ms, p99 {t99:.2f} ms")  # fmt: skip
     print(f"ratio browser / terminal: p50 {b50 / t50:.2f}x, p99 {b99 / t99:.2f}x (target <= 1.5x)")
-    w50, c50 = statistics.median(bare_page), statistics.median(bare_terminal)
+    w50, c50 = percentile(bare_page, 0.5), percentile(bare_terminal, 0.5)
     print(f"where it goes: a bare WebSocket round trip (a request that writes nothing, nothing "
           f"drawn): the page's p50 {w50:.2f} ms, the terminal client's p50 {c50:.2f} ms; "
           f"the browser's own transport adds {w50 - c50:.2f} ms to every round trip")  # fmt: skip
+
+
+async def bench(args: argparse.Namespace, redis_url: str) -> None:
+    async with running_race_server(redis_url) as server:
+        # Playwright's sync API wants a thread without an event loop.
+        await asyncio.to_thread(measure, args, server)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument("--loads", type=int, default=20)
+    run_on_redis(bench, parser.parse_args())
 
 
 if __name__ == "__main__":

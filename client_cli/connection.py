@@ -77,7 +77,7 @@ class Backoff:
     rng: random.Random = field(default_factory=random.Random)
 
     def next_delay(self) -> float:
-        base = min(self.cap, self.first * (2**self.attempt))
+        base = min(self.cap, self.first * 2.0**self.attempt)
         self.attempt += 1
         return base * self.rng.uniform(0.8, 1.2)
 

@@ -9,9 +9,11 @@ import time
 
 from client_cli.boards import game_title
 from client_cli.boards.canvas import Canvas, Fragment
+from client_cli.game_kind import GameKind
+from client_cli.game_phase import Phase
+from client_cli.game_session import GameSession, clock
 from client_cli.links import only_here, race_link
 from client_cli.moves import game_moves
-from client_cli.session import GameSession, clock
 from client_cli.theme import Theme
 from protocol import Entry, LeaderboardReply, RematchOffer, Result
 
@@ -27,12 +29,12 @@ def side_panel(session: GameSession, theme: Theme, height: int = 20) -> Canvas:
     y = 0
     canvas.put(0, y, game_title(session.game), strong)
     y += 1
-    if session.kind == "race" and session.race:
+    if session.kind is GameKind.RACE and session.race:
         canvas.put(0, y, f"race {session.race}", label)
-    elif session.kind == "daily":
+    elif session.kind is GameKind.DAILY:
         date = state.date if state is not None else ""
         canvas.put(0, y, f"daily {date}".rstrip(), label)
-    elif session.kind == "practice":
+    elif session.kind is GameKind.PRACTICE:
         seed = state.seed if state is not None and state.seed is not None else ""
         canvas.put(0, y, f"practice {seed}".rstrip(), label)
     y += 2
@@ -57,10 +59,10 @@ def side_panel(session: GameSession, theme: Theme, height: int = 20) -> Canvas:
         for line in _waiting(session):
             canvas.put(0, y, line, theme.style("class:status"))
             y += 1
-    if session.kind == "race" and session.seats:
+    if session.kind is GameKind.RACE and session.seats:
         y += 1
         # Before the deal nobody has figures yet: names only.
-        figures = session.phase != "lobby"
+        figures = session.phase is not Phase.LOBBY
         header = f"{'Players':<{NAME_WIDTH + 3}}score moves" if figures else "Players"
         canvas.put(0, y, header, label)
         y += 1
@@ -87,10 +89,12 @@ def side_panel(session: GameSession, theme: Theme, height: int = 20) -> Canvas:
         if len(seats) > rows:
             canvas.put(0, y, f"  … {len(seats) - rows} more", label)
             y += 1
-    if session.phase == "playing" and height - 2 > y:
+    if session.phase is Phase.PLAYING and height - 2 > y:
         keys = "Tab: legal moves" + ("  d: deal" if game_moves(session.game).deals else "")
         canvas.put(0, height - 2, keys, label)
-        commands = "undo  hint  quit  help" if session.kind == "practice" else "resign  quit  help"
+        commands = (
+            "undo  hint  quit  help" if session.kind is GameKind.PRACTICE else "resign  quit  help"
+        )
         canvas.put(0, height - 1, commands, label)
     return canvas
 
@@ -106,19 +110,19 @@ def _outcome(session: GameSession) -> list[str]:
     if state is None:
         return []
     if not state.finished:
-        return ["Time's up!"] if session.kind == "race" and session.out_of_time() else []
+        return ["Time's up!"] if session.kind is GameKind.RACE and session.out_of_time() else []
     if state.won:
         return ["You won!"]
     if state.over:
         return ["No moves left."]
-    if session.time_up or session.kind == "daily":
+    if session.time_up or session.kind is GameKind.DAILY:
         return ["Finished."]
     return ["You resigned."]
 
 
 def _waiting(session: GameSession) -> list[str]:
     """While one's own game is over and the race's is not: what the player waits for."""
-    if session.kind != "race" or session.result is not None:
+    if session.kind is not GameKind.RACE or session.result is not None:
         return []
     state = session.state
     if state is None or not (state.finished or session.out_of_time()):

@@ -16,9 +16,19 @@ from typing import Any, Protocol
 
 import protocol as p
 from client_cli.connection import Connection, ConnectionLost
-from client_cli.messages import Event, ProtocolError, ServerError, Welcomed, as_plain, expect
+from client_cli.game_kind import GameKind
+from client_cli.game_phase import Phase
+from client_cli.game_session import GameSession, Seat
+from client_cli.messages import (
+    Event,
+    Incoming,
+    ProtocolError,
+    ServerError,
+    Welcomed,
+    as_plain,
+    expect,
+)
 from client_cli.moves import help_text, resolve
-from client_cli.session import GameSession, Seat
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +43,11 @@ RANKED_ONLY = (
     "races and dailies are ranked, so there is no undo or hint."
 )
 RESIGN_QUESTION = {
-    "daily": "Resign? This ends your one ranked attempt at today's deal with the score "
+    GameKind.DAILY: "Resign? This ends your one ranked attempt at today's deal with the score "
     "it has now. Type y to resign, anything else to play on.",
-    "race": "Resign? Your game in this race ends with the score it has now. "
+    GameKind.RACE: "Resign? Your game in this race ends with the score it has now. "
     "Type y to resign, anything else to play on.",
-    "practice": "Resign this practice game? Type y to resign, anything else to play on.",
+    GameKind.PRACTICE: "Resign this practice game? Type y to resign, anything else to play on.",
 }
 HINT_VERDICTS = {
     "won": "on a winning line",
@@ -88,7 +98,7 @@ class Play:
         if text.strip().lower() in QUIT_WORDS:
             self.leave.set()
             return
-        if not self.conn.connected and text.strip() and self.session.phase == "playing":
+        if not self.conn.connected and text.strip() and self.session.phase is Phase.PLAYING:
             # Said at once: the line waits (behind any unanswered move) until the connection
             # is back; then the server's answer replaces this ("Played", or why not).
             self.tell(f"{text.strip()}: pending, sent once the connection is back.")
@@ -129,38 +139,44 @@ class Play:
             self.listener.message(as_plain(message))
             self.listener.changed()
             return
-        was_finished = self.session.phase in ("finished", "result", "done")
-        had_result = self.session.phase == "result"
-        lobby = isinstance(message, p.Lobby) and self.session.phase in ("connecting", "lobby")
-        before = (self.session.host, dict(self.session.seats)) if lobby else None
-        if self.session.apply(message, reply=reply):
+        lobby = isinstance(message, p.Lobby)
+        # Who sat in the lobby before it changes, to say who left.
+        seated = (self.session.host, dict(self.session.seats)) if lobby else None
+        applied = self.session.apply(message, reply=reply)
+        if applied:
             self.listener.message(self._annotated(message))
             self.listener.changed()
-        if before is not None and self.session.phase == "lobby":
-            self._lobby_news(*before)
-        if self.session.phase != "playing":
+        if seated is not None and applied and self.session.phase is Phase.LOBBY:
+            self._lobby_news(*seated)
+        if self.session.phase is not Phase.PLAYING:
             self.resign_pending = False  # the game ended meanwhile: nothing left to ask
-        if not had_result and self.session.phase == "result":
-            keys = self._result_keys()
-            if not self.session.time_up:
-                self.session.say(f"Every player has finished: the standings. {keys}")
-            elif self.session.limit_ms() is not None:
-                self.session.say(f"Time's up: the race's time limit ended it. {keys}")
-            else:
-                self.session.say(f"Time's up: the race reached its longest allowed time. {keys}")
         if isinstance(message, p.RematchOffer) and self.session.rematch_offer is message:
             self.session.say(self._offer_text(message))
-        if not was_finished and self.session.phase == "finished":
-            if self.session.kind == "daily":
-                self._tasks.append(asyncio.create_task(self._daily_over(), name="daily-over"))
-            elif self.session.kind == "practice":
-                won = self.session.state is not None and self.session.state.won
-                self.session.say(("Won! " if won else "Game over. ") + "undo (u) or quit.")
-            else:
-                self.session.say(self._race_waiting())
+        if applied.entered is not None:
+            self._entered(applied.entered)
         if self.session.state is not None:
             self.started.set()
-        if self.session.phase in ("result", "done"):
+
+    def _entered(self, phase: Phase) -> None:
+        """What the client does as its game enters `phase` (client_cli/game_phase.py)."""
+        session = self.session
+        if phase is Phase.FINISHED:
+            if session.kind is GameKind.DAILY:
+                self._tasks.append(asyncio.create_task(self._daily_over(), name="daily-over"))
+            elif session.kind is GameKind.PRACTICE:
+                won = session.state is not None and session.state.won
+                session.say(("Won! " if won else "Game over. ") + "undo (u) or quit.")
+            else:
+                session.say(self._race_waiting())
+        elif phase is Phase.RESULT:
+            keys = self._result_keys()
+            if not session.time_up:
+                session.say(f"Every player has finished: the standings. {keys}")
+            elif session.limit_ms() is not None:
+                session.say(f"Time's up: the race's time limit ended it. {keys}")
+            else:
+                session.say(f"Time's up: the race reached its longest allowed time. {keys}")
+        if phase in (Phase.RESULT, Phase.DONE):
             self.over.set()
 
     def _result_keys(self) -> str:
@@ -199,7 +215,7 @@ class Play:
                 text += f" {new.name} is the host now."
         self.tell(text)
 
-    def _annotated(self, message: Event) -> dict[str, Any]:
+    def _annotated(self, message: Incoming) -> dict[str, Any]:
         """States go out with the legal moves (from the engine, on the public view) for bots."""
         fields = as_plain(message)
         if isinstance(message, p.State) and self.session.state is not None:
@@ -211,7 +227,7 @@ class Play:
         state = self.session.state
         assert state is not None
         await self.show_leaderboard(state.date)
-        self.session.phase = "done"
+        self.session.ranked()
         self.listener.changed()
         self.over.set()
 
@@ -223,6 +239,8 @@ class Play:
         finished race's `result`.
         """
         race = self.session.race
+        if race is None:  # behind_after_reconnect() asks only of a known race
+            return
         try:
             # Not resent: should this connection drop too, the next welcome asks again.
             reply = await self.conn.request(p.Join(race=race), resend=False)
@@ -274,25 +292,25 @@ class Play:
                 session.say("Not resigned: play on.")
             return
         if word in ("help", "?", "h"):
-            session.say(help_text(session.game, practice=session.kind == "practice"))
+            session.say(help_text(session.game, practice=session.kind is GameKind.PRACTICE))
             return
-        if session.phase in ("result", "done"):
+        if session.phase in (Phase.RESULT, Phase.DONE):
             if word == "":
                 self.leave.set()
-            elif word in REMATCH_WORDS and session.kind == "race":
+            elif word in REMATCH_WORDS and session.kind is GameKind.RACE:
                 await self._rematch()
             elif session.in_result():
                 self.tell(f"The race is over. {self._result_keys()}")
             return
-        if session.kind == "race" and session.state is None:
-            if word in ("", "s", "start") and session.phase in ("lobby", "connecting"):
+        if session.kind is GameKind.RACE and session.state is None:
+            if word in ("", "s", "start") and session.phase in (Phase.LOBBY, Phase.CONNECTING):
                 await self._start_race()
                 return
             # Moves typed before the deal is on the board wait for it, in order.
             session.say("The race has not started yet; your move waits for the start.")
             self.listener.changed()
             await self.started.wait()
-        if session.kind == "practice" and session.state is not None:
+        if session.kind is GameKind.PRACTICE and session.state is not None:
             if word in UNDO_WORDS:
                 if await self._send(p.Undo(gid=session.state.gid)):
                     session.say("Move taken back.")
@@ -300,15 +318,15 @@ class Play:
             if word in HINT_WORDS:
                 await self._hint()
                 return
-        elif session.kind != "practice" and word in UNDO_WORDS + HINT_WORDS:
+        elif session.kind is not GameKind.PRACTICE and word in UNDO_WORDS + HINT_WORDS:
             what = "undo" if word in UNDO_WORDS else "hint"
             self.tell(RANKED_ONLY.format(word=what.capitalize()), error=True, input=text)
             return
-        if session.phase == "finished":
-            if session.kind == "practice":
+        if session.phase is Phase.FINISHED:
+            if session.kind is GameKind.PRACTICE:
                 self.tell("The game is over: undo (u) takes back the last move; quit leaves.")
                 return
-            if session.kind == "race":
+            if session.kind is GameKind.RACE:
                 self.tell(self._race_waiting())
             else:
                 self.tell("Your attempt is over; your rank is on its way. quit leaves.")
@@ -319,7 +337,7 @@ class Play:
         if word == "resign":
             if self.confirm_resign:
                 self.resign_pending = True
-                session.say(RESIGN_QUESTION.get(session.kind, RESIGN_QUESTION["race"]))
+                session.say(RESIGN_QUESTION[session.kind])
                 return
             await self._send(p.Resign(gid=session.state.gid))
             return
@@ -333,7 +351,7 @@ class Play:
         state = session.state
         move = p.Move(gid=state.gid, n=state.n, m=resolution.move)
         # The move that ends the game keeps the notice that says what comes next.
-        if await self._send(move) and session.phase == "playing":
+        if await self._send(move) and session.phase is Phase.PLAYING:
             session.say(f"Played {resolution.move}.")
 
     async def _hint(self) -> None:

@@ -19,9 +19,9 @@ from prompt_toolkit.layout import Dimension, FormattedTextControl, HSplit, Layou
 from client_cli.boards import game_title, render
 from client_cli.boards.canvas import Canvas
 from client_cli.fullscreen import full_screen_app
+from client_cli.game_session import clock
 from client_cli.panels import MAIN_WIDTH, SIDE_WIDTH
-from client_cli.replay import Replayer, Stepper, outcome, whose
-from client_cli.session import clock
+from client_cli.replayer import Replayer, Stepper, outcome, whose
 from client_cli.theme import Theme
 from client_cli.words import count
 

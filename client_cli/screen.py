@@ -37,6 +37,9 @@ from prompt_toolkit.layout.processors import BeforeInput
 
 from client_cli.boards import game_title, render
 from client_cli.fullscreen import full_screen_app
+from client_cli.game_kind import GameKind
+from client_cli.game_phase import Phase
+from client_cli.game_session import GameSession
 from client_cli.panels import (
     MAIN_WIDTH,
     SIDE_WIDTH,
@@ -46,7 +49,6 @@ from client_cli.panels import (
     side_panel,
 )
 from client_cli.play import Play
-from client_cli.session import GameSession
 from client_cli.theme import Theme
 
 BODY_HEIGHT = 20
@@ -156,7 +158,7 @@ class PlayScreen:
 
     def _rematch_key(self) -> bool:
         s = self.session
-        return s.phase == "result" and s.in_result() and not self.input.text
+        return s.phase is Phase.RESULT and s.in_result() and not self.input.text
 
     def _accept(self, buffer: Buffer) -> bool:
         text = buffer.text
@@ -165,7 +167,7 @@ class PlayScreen:
 
     def _title(self) -> StyleAndTextTuples:
         s = self.session
-        what = {"race": "race", "practice": "practice"}.get(s.kind, "daily challenge")
+        what = "daily challenge" if s.kind is GameKind.DAILY else str(s.kind)
         dot = "·" if self.theme.unicode else "-"
         text = f" solitaire-race {dot} {game_title(s.game)} {what}"
         if s.race:
@@ -174,13 +176,13 @@ class PlayScreen:
 
     def _main(self) -> StyleAndTextTuples:
         s = self.session
-        if s.phase == "result" and s.result is not None:
+        if s.phase is Phase.RESULT and s.result is not None:
             offer = s.rematch_offer
             notes = s.finish_notes()
             canvas = result_panel(s.result, s.me, self.theme, s.time_up, s.web, offer, notes)
-        elif s.phase == "done" and s.leaderboard is not None:
+        elif s.phase is Phase.DONE and s.leaderboard is not None:
             canvas = leaderboard_panel(s.leaderboard, s.me, self.theme)
-        elif s.phase == "lobby":
+        elif s.phase is Phase.LOBBY:
             canvas = lobby_panel(s, self.theme)
         elif s.state is not None:
             canvas = render(s.state.view, self.theme, BODY_HEIGHT)
@@ -208,18 +210,18 @@ class PlayScreen:
         s = self.session
         if self.play.resign_pending:
             return [("", "resign? y/n> ")]
-        if s.phase == "lobby":
+        if s.phase is Phase.LOBBY:
             return [("", "lobby> ")]
-        if s.phase == "result" and s.in_result():
+        if s.phase is Phase.RESULT and s.in_result():
             return [("", "Enter leaves, r rematch> ")]
-        if s.phase in ("result", "done"):
+        if s.phase in (Phase.RESULT, Phase.DONE):
             return [("", "Enter to leave> ")]
-        if s.phase == "finished":
-            if s.kind == "practice":
+        if s.phase is Phase.FINISHED:
+            if s.kind is GameKind.PRACTICE:
                 return [("", "game over: undo or quit> ")]
-            if s.kind == "daily":
+            if s.kind is GameKind.DAILY:
                 return [("", "fetching your rank> ")]
             return [("", "waiting for the standings> ")]
-        if s.kind == "race" and s.out_of_time():
+        if s.kind is GameKind.RACE and s.out_of_time():
             return [("", "time's up: waiting for the standings> ")]
         return [("", "move> ")]

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import engine
 from client_cli.boards import game_title
-from client_cli.session import clock
+from client_cli.game_session import clock
 from client_cli.words import count
 from protocol import Entry
 

@@ -9,7 +9,7 @@ leaves. Redrawn whenever a message arrives, and every second for the clocks.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -17,22 +17,24 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import Dimension, FormattedTextControl, HSplit, Layout, VSplit, Window
 
 from client_cli.boards import game_title, render
-from client_cli.boards.canvas import Canvas, Fragment
+from client_cli.boards.canvas import Canvas
 from client_cli.endings import finish_notes
 from client_cli.fullscreen import full_screen_app
+from client_cli.game_session import clock
 from client_cli.panels import MAIN_WIDTH, NAME_WIDTH, SIDE_WIDTH, result_lines
-from client_cli.session import clock
 from client_cli.theme import Theme
-from client_cli.watching import WatchSession
+from client_cli.watching import WatchPhase, WatchSession
 
 BODY_HEIGHT = 20
 
 
-def board_panel(session: WatchSession, theme: Theme, height: int = BODY_HEIGHT) -> list[Fragment]:
+def board_panel(
+    session: WatchSession, theme: Theme, height: int = BODY_HEIGHT
+) -> StyleAndTextTuples:
     """The shown seat's board under a line naming it; the lobby before the start; the
     standings once the race is over (until another board is asked for)."""
     strong, label = theme.style("class:title"), theme.style("class:label")
-    if session.phase == "done" and session.result is not None and session.focus < 0:
+    if session.phase is WatchPhase.DONE and session.result is not None and session.focus < 0:
         canvas = Canvas(MAIN_WIDTH)
         over = {pid for pid, seat in session.seats.items() if seat.over}
         notes = finish_notes(session.result, over, session.limit_ms())
@@ -40,7 +42,7 @@ def board_panel(session: WatchSession, theme: Theme, height: int = BODY_HEIGHT) 
             canvas.put_fragments(0, y, line)
         return canvas.fragments()
     seat = session.focused()
-    if session.phase in ("connecting", "lobby") or seat is None:
+    if session.phase in (WatchPhase.CONNECTING, WatchPhase.LOBBY) or seat is None:
         canvas = Canvas(MAIN_WIDTH)
         canvas.put(0, 0, "Race code  ", label)
         canvas.put(11, 0, session.race, strong)
@@ -67,14 +69,14 @@ def side_panel(session: WatchSession, theme: Theme, height: int = BODY_HEIGHT) -
     label, strong = theme.style("class:label"), theme.style("class:title")
     canvas.put(0, 0, game_title(session.game) if session.game else "…", strong)
     canvas.put(0, 1, f"race {session.race}", label)
-    canvas.put(0, 2, "watching" if session.phase != "done" else "race over", label)
+    canvas.put(0, 2, "watching" if session.phase is not WatchPhase.DONE else "race over", label)
     y = 4
     if session.start is not None:
         canvas.put(0, y, "Time   ", label)
         canvas.put(7, y, clock(session.race_ms()))
         y += 1
         limit = session.limit_ms()
-        if limit is not None and session.phase == "running":
+        if limit is not None and session.phase is WatchPhase.RUNNING:
             canvas.put(0, y, "Left   ", label)
             canvas.put(7, y, clock(max(0, limit - session.race_ms())))
             y += 1
@@ -107,7 +109,7 @@ def _figure(value: int | None) -> str:
 
 
 class WatchScreen:
-    def __init__(self, session: WatchSession, theme: Theme, on_quit: Any) -> None:
+    def __init__(self, session: WatchSession, theme: Theme, on_quit: Callable[[], None]) -> None:
         self.session = session
         self.theme = theme
         self.on_quit = on_quit
@@ -160,7 +162,7 @@ class WatchScreen:
 
         @keys.add("enter")
         def _leave(event: KeyPressEvent) -> None:
-            if session.phase == "done":
+            if session.phase is WatchPhase.DONE:
                 self.on_quit()
 
         rule = "│" if self.theme.unicode else "|"

@@ -12,24 +12,27 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
+from client_cli.game_session import SeatFigures
 from client_cli.messages import Event, Welcomed
 from protocol import Lobby, Progress, Result, SeatBoard, Start
 
 
+class WatchPhase(StrEnum):
+    CONNECTING = "connecting"  # nothing heard of the race yet
+    LOBBY = "lobby"  # not started
+    RUNNING = "running"
+    DONE = "done"  # the standings are in
+
+
 @dataclass
-class WatchSeat:
-    player: str
-    name: str
+class WatchSeat(SeatFigures):
+    """One player of the watched race, and their board."""
+
     view: dict[str, Any] | None = None
     n: int = -1  # the move count of the board shown (-1: none yet)
-    score: int | None = None
-    moves: int | None = None
-    won: bool = False
-    over: bool = False
-    finished: bool = False
-    elapsed_ms: int = 0
     heard_at: float = 0.0  # when `elapsed_ms` was told (the clock runs on from there)
 
 
@@ -38,7 +41,7 @@ class WatchSession:
     race: str
     game: str = ""
     host: str = ""
-    phase: str = "connecting"  # lobby, running, done
+    phase: WatchPhase = WatchPhase.CONNECTING
     start: Start | None = None
     result: Result | None = None
     seats: dict[str, WatchSeat] = field(default_factory=dict)  # in the order they joined
@@ -59,19 +62,19 @@ class WatchSession:
         if isinstance(message, Lobby):
             self.game, self.host = message.game, message.host
             seats = {}
-            for s in message.players:
-                seat = self.seats.get(s.player) or WatchSeat(s.player, s.name)
-                seat.name = s.name
-                seats[s.player] = seat
+            for player in message.players:
+                known = self.seats.get(player.player) or WatchSeat(player.player, player.name)
+                known.name = player.name
+                seats[player.player] = known
             self.seats = seats
             self.focus = min(self.focus, max(len(seats) - 1, 0))
-            if self.phase == "connecting":
-                self.phase = "lobby"
+            if self.phase is WatchPhase.CONNECTING:
+                self.phase = WatchPhase.LOBBY
             return True
         if isinstance(message, Start):
             self.start = message
-            if self.phase in ("connecting", "lobby"):
-                self.phase = "running"
+            if self.phase in (WatchPhase.CONNECTING, WatchPhase.LOBBY):
+                self.phase = WatchPhase.RUNNING
             return True
         if isinstance(message, SeatBoard):
             seat = self.seats.get(message.player)
@@ -81,8 +84,8 @@ class WatchSession:
             seat.moves = int(seat.view.get("moves", message.n))
             seat.won, seat.over, seat.finished = message.won, message.over, message.finished
             seat.elapsed_ms, seat.heard_at = message.elapsed_ms, now
-            if self.phase in ("connecting", "lobby"):
-                self.phase = "running"
+            if self.phase in (WatchPhase.CONNECTING, WatchPhase.LOBBY):
+                self.phase = WatchPhase.RUNNING
             return True
         if isinstance(message, Progress):
             seat = self.seats.get(message.player)
@@ -94,12 +97,12 @@ class WatchSession:
             return True
         if isinstance(message, Result):
             self.result = message
-            self.phase = "done"
-            for s in message.standings:
-                seat = self.seats.get(s.player)
+            self.phase = WatchPhase.DONE
+            for standing in message.standings:
+                seat = self.seats.get(standing.player)
                 if seat is not None:
-                    seat.score, seat.moves, seat.finished = s.score, s.moves, True
-                    seat.elapsed_ms, seat.won = s.time_ms, s.won
+                    seat.score, seat.moves, seat.finished = standing.score, standing.moves, True
+                    seat.elapsed_ms, seat.won = standing.time_ms, standing.won
             self.notice = "The race is over. s: the standings; Tab: the boards; Enter or q leaves."
             return True
         return False
@@ -132,7 +135,7 @@ class WatchSession:
     def elapsed_ms(self, seat: WatchSeat) -> int:
         """A seat's clock: running while it plays and the race is on, never past the limit."""
         elapsed = seat.elapsed_ms
-        if not seat.finished and self.phase == "running" and seat.heard_at:
+        if not seat.finished and self.phase is WatchPhase.RUNNING and seat.heard_at:
             elapsed += int((time.monotonic() - seat.heard_at) * 1000)
         limit = self.limit_ms()
         return elapsed if limit is None else min(elapsed, limit)
@@ -152,4 +155,4 @@ class WatchSession:
             return "no moves left"
         if seat.finished:
             return "finished"
-        return "playing" if self.phase == "running" else ""
+        return "playing" if self.phase is WatchPhase.RUNNING else ""

@@ -354,8 +354,8 @@ class Game:
             "won": self.won,
             "over": self.over,
         }
-        for name, _ in self.EXTRA_STATE:
-            view[name] = getattr(self, name)
+        for extra, _ in self.EXTRA_STATE:
+            view[extra] = getattr(self, extra)
         return view
 
     def __eq__(self, other: object) -> bool:

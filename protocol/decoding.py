@@ -59,9 +59,10 @@ class RequestDecoder:
 
     def __init__(self, limits: Limits, types: tuple[type[Request], ...] = REQUEST_TYPES) -> None:
         self.limits = limits
-        self._decoder = msgspec.msgpack.Decoder(_union(types))
+        # A union built at run time has no static type: say what it decodes to.
+        self._decoder: msgspec.msgpack.Decoder[Request] = msgspec.msgpack.Decoder(_union(types))
         self._envelope = msgspec.msgpack.Decoder(_Envelope)
-        self._tags = {t.__struct_config__.tag for t in types}
+        self._tags = {_tag(t) for t in types}
         self._bounds = {t: _bounded_fields(t, limits) for t in types}
         # Only the requests with rules across fields pay for calling them (a move has none).
         self._checked = {t for t in types if t.check is not Request.check}
@@ -81,7 +82,7 @@ class RequestDecoder:
             reason = request.check(self.limits)
         if reason is None:
             return request
-        t = cls.__struct_config__.tag
+        t = _tag(cls)
         return BadFrame(f"bad {t}: {reason}", request.id, t)
 
     def decode_id(self, frame: bytes) -> int | None:
@@ -103,13 +104,13 @@ class MessageDecoder:
     """
 
     def __init__(self, types: tuple[type[Message], ...] = MESSAGE_TYPES) -> None:
-        self._decoder = msgspec.msgpack.Decoder(_union(types))
+        self._decoder: msgspec.msgpack.Decoder[Message] = msgspec.msgpack.Decoder(_union(types))
         self._envelope = msgspec.msgpack.Decoder(_Envelope)
-        self._tags = {t.__struct_config__.tag for t in types}
+        self._tags = {_tag(t) for t in types}
 
     def decode(self, frame: bytes) -> Message | UnknownMessage | BadFrame:
         try:
-            message: Message = self._decoder.decode(frame)
+            message = self._decoder.decode(frame)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             bad = _explain(self._envelope, frame, str(exc), self._tags, "re")
             if bad.t is not None and bad.t not in self._tags:
@@ -120,7 +121,7 @@ class MessageDecoder:
         states = message.active if isinstance(message, Welcome) else [message]
         for state in states:
             if isinstance(state, State) and not _is_map(state.view):
-                t = message.__struct_config__.tag
+                t = _tag(type(message))
                 return BadFrame(f"bad {t}: a state's `view` must be a map", message.re, t)
         return message
 
@@ -143,7 +144,7 @@ def _explain(
     envelope: msgspec.msgpack.Decoder[_Envelope],
     frame: bytes,
     reason: str,
-    tags: set[Any],
+    tags: set[str],
     number: str,  # the envelope's field that names the request: a request's id, a reply's re
 ) -> BadFrame:
     env = _read_envelope(envelope, frame)
@@ -212,6 +213,12 @@ def _out_of_bounds(request: Request, bounds: tuple[_Bounded, ...]) -> str | None
         elif value > high:
             return f"Expected `int` <= {high} - at `$.{path}`"
     return None
+
+
+def _tag(cls: type[Struct]) -> str:
+    # msgspec types a tag as str | int; every message of protocol/messages.py is tagged
+    # by its name.
+    return str(cls.__struct_config__.tag)
 
 
 def _union(types: tuple[type[Struct], ...]) -> Any:

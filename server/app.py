@@ -27,6 +27,7 @@ from server.edge.reach import reach_lines
 from server.edge.session import Session, SessionContext
 from server.edge.watchers import Watchers
 from server.edge.webclient import WebClient
+from server.memory import Bounded, CacheGauges, MemoryDebug
 from server.metrics import Metrics
 from server.play.bot_races import StartedBotRaces
 from server.play.bots import BotRunner
@@ -43,6 +44,7 @@ from server.play.replays import Replays
 from server.play.spectators import Spectating
 from server.solver_pool import SolverPool
 from server.store.bus import Bus
+from server.store.embedded import Supervision, SupervisionMetrics
 from server.store.redis_client import create_redis
 from server.store.store import Store
 
@@ -52,13 +54,23 @@ log = logging.getLogger(__name__)
 class App:
     """One server process: the store, the bus, the services of each layer, the sessions."""
 
-    def __init__(self, config: Config, redis_url: str, listen: Listen | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        redis_url: str,
+        listen: Listen | None = None,
+        supervision: Supervision | None = None,
+    ) -> None:
+        """`supervision`: the watch of the embedded store this process started, if any."""
         self.config = config
         self.redis_url = redis_url
         self.listen = listen
         self.clock = Clock(config.clock_offset_s)
         self.instance = secrets.token_hex(6)
         self.metrics = Metrics()
+        self.supervision = supervision
+        if supervision is not None:
+            SupervisionMetrics(supervision, self.metrics.registry)
         self.admission = Admission(config, self.metrics)
         self.hub = Hub(Watchers.from_config(config))
         self.sessions: set[Session] = set()
@@ -134,6 +146,10 @@ class App:
         )
         self.replays = Replays(self.store, self.clock, config)
         self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)
+        CacheGauges(self.bounded_caches(), self.metrics.registry)
+        self.memory = MemoryDebug(self.bounded_caches(), self.other_sizes)
+        if config.debug_memory:
+            self.memory.start()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._ids = itertools.count(1)
         self._stop = asyncio.Event()
@@ -161,6 +177,31 @@ class App:
             draining=lambda: self.draining,
         )
 
+    def bounded_caches(self) -> dict[str, Bounded]:
+        """Every bounded cache of the process, by the name /metrics gives it. Read here
+        rather than through each owner, so that a new memo is one line in one place."""
+        return {
+            "games": self.cache._items,
+            "game_keys": self.store._game_keys,
+            "race_seats": self.races._seats,
+            "race_lobbies": self.races._lobbies,
+            "replay_marks": self.replays._marks,
+            "spectator_games": self.spectating._replays,
+            "hint_owners": self.solver._known,
+        }
+
+    def other_sizes(self) -> dict[str, int]:
+        """Collections that live as long as what they track (connections, waiters)."""
+        return {
+            "sessions": len(self.sessions),
+            "side_tasks": len(self._tasks),
+            "admission_connections": self.admission.total,
+            "admission_addresses": len(self.admission.per_address),
+            "hub_players": len(self.hub._by_player),
+            "game_turns": len(self.cache._turns),
+            "solver_running": self.solver.running,
+        }
+
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         """Run a side task that nobody awaits (kept referenced until done)."""
         task = asyncio.create_task(coro)
@@ -176,10 +217,12 @@ class App:
         await self.bus.start()
         routes = HttpRoutes(
             health=self.store.ping,
+            store_problem=self.supervision.describe if self.supervision else None,
             metrics=self.metrics,
             daily=self.daily,
             replays=self.replays,
             races=self.spectating,
+            memory_report=self.memory.report if cfg.debug_memory else None,
             web=WebClient(),
             allowed_origins=cfg.web_origins,
         )

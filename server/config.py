@@ -153,6 +153,8 @@ class Config:
     bot_lease_s: float = 10.0  # an instance drives a race's bots while it renews this lease
     bot_solve_budget_s: float = 2.0  # per search of a medium or hard bot
     bot_stall_moves: int = 150  # a bot resigns after this many moves without a card home
+    # Diagnostics (server/memory.py): trace allocations and answer GET /debug/memory.
+    debug_memory: bool = False
 
     @property
     def limits(self) -> Limits:
@@ -407,9 +409,10 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
                         "gets HTTP 503 (default 10000; 0: no limit)"),
     "max_connections_per_address": ("--max-connections-per-address",
                                     "SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS", _limit(int),
-                                    "connections one client address (IPv4, or IPv6 /64) holds "
-                                    "at once; a WebSocket handshake beyond gets HTTP 429, and "
-                                    "beyond twice as many they are closed unanswered "
+                                    "WebSocket connections one client address (IPv4, or IPv6 "
+                                    "/64) holds at once; a handshake beyond gets HTTP 429, "
+                                    "and beyond twice as many sockets they are closed "
+                                    "unanswered "
                                     "(default 100; 0: no limit)"),
     "max_new_players_per_address_per_hour": (
         "--max-new-players-per-address-per-hour", "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR",
@@ -491,6 +494,10 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
     "bot_lease_s": ("--bot-lease-s", "SOLITAIRE_BOT_LEASE_S", _positive(float),
                     "seconds before another instance takes over a dead instance's bots "
                     "(default 10)"),
+    "debug_memory": ("--debug-memory", "SOLITAIRE_DEBUG_MEMORY", _bool,
+                     "1: trace memory allocations (tracemalloc; slower, more memory) and "
+                     "answer GET /debug/memory with a JSON report of the caches, objects and "
+                     "allocations; for benches, never on a public server (default 0)"),
 }  # fmt: skip
 
 

@@ -51,5 +51,10 @@ class LRU(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._items)
 
+    @property
+    def capacity(self) -> int:
+        """The most entries it holds."""
+        return self._size
+
     def __contains__(self, key: object) -> bool:
         return key in self._items

@@ -94,7 +94,7 @@ async def _run(
 ) -> None:
     from server.app import App  # imported late so that --help stays fast
 
-    app = App(config, redis_url, listen)
+    app = App(config, redis_url, listen, embedded.supervision if embedded else None)
     if embedded is None:
         await app.run()
         return

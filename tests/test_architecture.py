@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "server.logs",
             "server.metrics",
             "server.lru",
+            "server.memory",
             "server.collector",
             "server.solver_pool",
         ),

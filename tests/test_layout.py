@@ -49,3 +49,10 @@ def test_every_runtime_dependency_is_explained_in_the_readme() -> None:
     for dep in deps:
         name = re.split(r"[<>=!~\[ ]", dep, maxsplit=1)[0]
         assert f"`{name}`" in readme, f"README does not say what {name} is for"
+
+
+def test_benches_are_modules_of_one_package_without_path_edits() -> None:
+    bench = ROOT / "bench"
+    assert (bench / "__init__.py").exists()
+    for script in sorted(bench.glob("*.py")):
+        assert "sys.path" not in script.read_text(), f"{script.name} edits sys.path"

@@ -8,6 +8,8 @@ suit symbols and box characters we use.
 
 from __future__ import annotations
 
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+
 Fragment = tuple[str, str]
 
 
@@ -35,9 +37,9 @@ class Canvas:
             x = self.put(x, y, text, style)
         return x
 
-    def fragments(self) -> list[Fragment]:
+    def fragments(self) -> StyleAndTextTuples:
         """Styled fragments, consecutive cells of one style merged, rows ended by newlines."""
-        out: list[Fragment] = []
+        out: StyleAndTextTuples = []
         for row in self._rows:
             for style, ch in _trim(row):
                 if out and out[-1][0] == style and out[-1][1] != "\n":

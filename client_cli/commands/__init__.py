@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import textwrap
-from typing import Any
+from typing import Any, TypeAlias
 
 from client_cli.config import MAX_NAME
 
@@ -28,8 +28,12 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "client_cli.commands.replay",
 )
 
+# What `ArgumentParser.add_subparsers()` returns (argparse names it only privately).
+# A string: the class takes no type argument at run time.
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
-def register_all(subparsers: Any) -> None:
+
+def register_all(subparsers: Subcommands) -> None:
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
 
@@ -82,11 +86,11 @@ def add_common_options(parser: argparse.ArgumentParser, defaults: bool) -> None:
     )
 
 
-def add_command(subparsers: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+def add_command(subparsers: Subcommands, name: str, **kwargs: Any) -> argparse.ArgumentParser:
     kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
     if "description" in kwargs:
         kwargs["description"] = wrap(kwargs["description"])
-    parser = subparsers.add_parser(name, **kwargs)
+    parser: argparse.ArgumentParser = subparsers.add_parser(name, **kwargs)
     add_common_options(parser, defaults=False)
     return parser
 

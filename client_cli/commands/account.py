@@ -14,9 +14,8 @@ import getpass
 import json
 import os
 import sys
-from typing import Any
 
-from client_cli.commands import add_command
+from client_cli.commands import Subcommands, add_command
 from client_cli.commands.context import UsageError
 from client_cli.config import DEFAULT_SERVER, MAX_NAME, Config, normalise_server
 
@@ -24,7 +23,7 @@ PREFIX = "sr1."
 MAX_TOKEN = 128
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     account = add_command(
         subparsers,
         "account",

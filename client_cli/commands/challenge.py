@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-from typing import Any
 
 import protocol as p
 from client_cli.boards import game_title
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.oneshot import ask, print_json
 from client_cli.commands.race import (
@@ -28,15 +27,16 @@ from client_cli.commands.race import (
 )
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.game_kind import GameKind
+from client_cli.game_session import GameSession, Seat, clock
 from client_cli.play import Play
-from client_cli.replay import web_base
+from client_cli.replay_refs import web_base
 from client_cli.runner import play_game
-from client_cli.session import GameSession, Seat, clock
 
 WINDOW_MIN_S, WINDOW_MAX_S = p.WINDOW_MIN_S, p.WINDOW_MAX_S
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     new = add_command(
         subparsers,
         "challenge",
@@ -119,7 +119,7 @@ def run_challenge(args: argparse.Namespace) -> int:
         else:
             print("\n".join(share_lines(reply.race, ctx.server, window)))
         return 0
-    session = GameSession(kind="race", game=args.game)
+    session = GameSession(kind=GameKind.RACE, game=args.game)
     session.async_race = True
 
     async def setup(play: Play, conn: Connection) -> None:

@@ -8,7 +8,7 @@ import os
 import sys
 
 from client_cli.config import DEFAULT_SERVER, MAX_NAME, Config, normalise_server, valid_name
-from client_cli.runner import Context
+from client_cli.context import Context
 from client_cli.theme import Theme
 
 

@@ -6,35 +6,32 @@ import argparse
 import asyncio
 import datetime as dt
 import sys
-from typing import Any
 
 import protocol as p
 from client_cli.boards import game_title
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.oneshot import ask
 from client_cli.commands.race import PLAY_HELP
 from client_cli.connection import Connection
+from client_cli.context import Context
+from client_cli.failures import fail
+from client_cli.game_kind import GameKind
+from client_cli.game_session import GameSession
 from client_cli.messages import ServerError, as_plain
 from client_cli.panels import leaderboard_lines, plain_text
+from client_cli.plain_front import PlainFront
 from client_cli.play import AROUND_ME_LIMIT, Play
-from client_cli.runner import (
-    SHARE_INTRO,
-    Context,
-    PlainFront,
-    SetupEnded,
-    ask_yes_no,
-    fail,
-    play_game,
-)
-from client_cli.session import GameSession
+from client_cli.runner import SetupEnded, play_game
 from client_cli.share import share_text
+from client_cli.summary import SHARE_INTRO
+from client_cli.terminal_input import ask_yes_no
 from client_cli.theme import Theme
 
 PLAYED = "You have played today's deal already; here is where you stand."
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     daily = add_command(
         subparsers,
         "daily",
@@ -69,12 +66,12 @@ def run(args: argparse.Namespace) -> int:
     ctx = build_context(args)
     if not ctx.plain and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return asyncio.run(where_i_stand(ctx, args.game))
-    session = GameSession(kind="daily", game=args.game)
+    session = GameSession(kind=GameKind.DAILY, game=args.game)
 
     async def played(play: Play) -> None:
         play.session.say(PLAYED)
         await play.show_leaderboard(None)
-        session.phase = "done"
+        session.ranked()
         play.over.set()
 
     async def setup(play: Play, conn: Connection) -> None:

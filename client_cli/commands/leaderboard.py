@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
-from typing import Any
 
 import protocol as p
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.oneshot import ask, print_json
 from client_cli.panels import leaderboard_lines, plain_text
@@ -19,7 +18,7 @@ MAX_LIMIT = p.DEFAULT_LIMITS.leaderboard_max_rows
 DEFAULT_LIMIT = p.DEFAULT_LIMITS.leaderboard_default_rows
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     board = add_command(
         subparsers,
         "leaderboard",

@@ -10,8 +10,8 @@ import msgspec
 
 import protocol as p
 from client_cli.connection import ConnectError, ConnectionLost
+from client_cli.context import Context
 from client_cli.messages import ProtocolError, ServerError, as_plain, expect
-from client_cli.runner import Context
 
 M = TypeVar("M", bound=p.Message)
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
 
 import protocol as p
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.race import PLAY_HELP
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.game_kind import GameKind
+from client_cli.game_session import GameSession
 from client_cli.play import Play
 from client_cli.practice_deals import random_seed, told, winnable_deal
 from client_cli.runner import play_game
-from client_cli.session import GameSession
 
 PRACTICE_HELP = """\
 Practice only: undo (or u) takes back your last move, hint (or i) asks the server's
@@ -24,7 +24,7 @@ solver for a good next move. Nothing here is ranked.
 """
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     parser = add_command(
         subparsers,
         "practice",
@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ctx = build_context(args)
-    session = GameSession(kind="practice", game=args.game)
+    session = GameSession(kind=GameKind.PRACTICE, game=args.game)
     seed, about = args.seed, ""
     if seed is None and not args.any_deal:
         if not ctx.plain:

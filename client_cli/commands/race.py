@@ -6,19 +6,20 @@ import argparse
 import asyncio
 import logging
 import sys
-from typing import Any
 
 import protocol as p
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.game_kind import GameKind
+from client_cli.game_session import GameSession, Seat
 from client_cli.links import BadLink, is_link, race_link
 from client_cli.links import parse as parse_link
-from client_cli.messages import ServerError
+from client_cli.messages import ServerError, expect
+from client_cli.plain_front import PlainFront
 from client_cli.play import Play
-from client_cli.runner import PlainFront, play_game
-from client_cli.session import GameSession, Seat
+from client_cli.runner import play_game
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ game (the screen asks first), quit leaves (the game stays open to come back to).
 """
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     race = add_command(
         subparsers,
         "race",
@@ -133,7 +134,7 @@ def run_new(args: argparse.Namespace) -> int:
               f"{seats}; raise --max-players or seat fewer bots", file=sys.stderr)  # fmt: skip
         return 2
     ctx = build_context(args)
-    session = GameSession(kind="race", game=args.game)
+    session = GameSession(kind=GameKind.RACE, game=args.game)
     create = p.Create(
         game=args.game,
         seed=args.seed,
@@ -146,11 +147,11 @@ def run_new(args: argparse.Namespace) -> int:
 
     async def setup(play: Play, conn: Connection) -> None:
         # Never resent: a second `create` would make a second race.
-        reply = await conn.request(create, resend=False)
+        created = expect(await conn.request(create, resend=False), p.Created)
         session.seats[session.me] = Seat(session.me, ctx.name, moves=0)
         session.host = session.me
-        play.take(reply, reply=True)
-        code = session.race
+        play.take(created, reply=True)
+        code = created.race
         link = race_link(session.web, code)
         if ctx.plain:
             # One line that a script can hand to friends as it is.
@@ -185,12 +186,12 @@ def run_join(args: argparse.Namespace) -> int:
     if code is None:
         return 2
     ctx = build_context(args)
-    session = GameSession(kind="race", game="", race=code)
+    session = GameSession(kind=GameKind.RACE, game="", race=code)
 
     async def setup(play: Play, conn: Connection) -> None:
         assert conn.welcome is not None
         for state in conn.welcome.active:
-            if state.kind == "race" and state.race == code:
+            if state.kind == GameKind.RACE and state.race == code:
                 session.game = state.game
                 play.take(state, reply=True)
                 play.session.say("Welcome back: carrying on where you left off.")

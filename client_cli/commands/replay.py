@@ -11,23 +11,15 @@ from typing import Any
 
 import protocol as p
 from client_cli.boards import game_title, render_text
-from client_cli.commands import add_command
+from client_cli.commands import Subcommands, add_command
 from client_cli.commands.context import UsageError, build_context
 from client_cli.connection import ConnectError, ConnectionLost
+from client_cli.context import Context
+from client_cli.game_kind import GameKind
+from client_cli.game_session import clock
 from client_cli.messages import ProtocolError, ServerError, as_plain, expect
-from client_cli.replay import (
-    DEFAULT_SPEED,
-    SPEEDS,
-    BadReference,
-    Replayer,
-    Stepper,
-    outcome,
-    parse_ref,
-    web_page,
-    whose,
-)
-from client_cli.runner import Context
-from client_cli.session import clock
+from client_cli.replay_refs import BadReference, parse_ref, web_page
+from client_cli.replayer import DEFAULT_SPEED, SPEEDS, Replayer, Stepper, outcome, whose
 from client_cli.words import count
 
 KEYS_HELP = (
@@ -42,7 +34,7 @@ KEYS_HELP = (
 )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     parser = add_command(
         subparsers,
         "replay",
@@ -155,7 +147,7 @@ def ended(replay: p.ReplayReply) -> str:
 
 def web_line(replay: p.ReplayReply, ctx: Context) -> str:
     """Where the replay is on the web (a practice game is not: nobody is known there)."""
-    if replay.kind == "practice":
+    if replay.kind == GameKind.PRACTICE:
         return ""
     return f"On the web: {web_page(ctx.server, replay.gid)}"
 

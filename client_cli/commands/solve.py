@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
-from typing import Any
 
 import protocol as p
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.words import count
 from engine.solve import solve
 
@@ -24,7 +23,7 @@ VERDICTS = {
 }
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     parser = add_command(
         subparsers,
         "solve",

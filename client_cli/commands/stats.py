@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
 
 import msgspec
 
 import protocol as p
 from client_cli.boards import game_title
-from client_cli.commands import add_command, game_arg
+from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.oneshot import ask, print_json
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     stats = add_command(
         subparsers,
         "stats",

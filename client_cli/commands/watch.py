@@ -8,16 +8,22 @@ import contextlib
 import logging
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 import protocol as p
-from client_cli.commands import add_command
+from client_cli.commands import Subcommands, add_command
 from client_cli.commands.context import build_context
 from client_cli.commands.race import race_code
 from client_cli.connection import ConnectError, Connection, ConnectionLost
+from client_cli.context import Context
+from client_cli.failures import fail, in_words
 from client_cli.messages import Event, ProtocolError, ServerError, Welcomed, as_plain
-from client_cli.runner import Context, PlainFront, fail, in_words
-from client_cli.watching import WatchSession
+from client_cli.plain_front import PlainFront
+from client_cli.terminal_input import settle
+from client_cli.watching import WatchPhase, WatchSession
+
+if TYPE_CHECKING:
+    from client_cli.watch_screen import WatchScreen
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +33,7 @@ EXPLAIN = {
 }
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subcommands) -> None:
     watch = add_command(
         subparsers,
         "watch",
@@ -69,7 +75,7 @@ class Watcher:
         self.leave = asyncio.Event()
         self.over = asyncio.Event()
         self.plain = PlainFront() if ctx.plain else None
-        self.screen: Any = None
+        self.screen: WatchScreen | None = None
         self.conn: Connection | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -137,7 +143,7 @@ class Watcher:
             self.plain.message(as_plain(message))  # type: ignore[arg-type]
         elif isinstance(message, p.Error) and self.plain is not None:
             self.plain.message(as_plain(message))
-        if self.session.phase == "done":
+        if self.session.phase is WatchPhase.DONE:
             self.over.set()
         self._changed()
 
@@ -185,7 +191,7 @@ async def _quit_typed() -> None:
         for line in sys.stdin:
             if line.strip().lower() in ("quit", "q", "exit"):
                 with contextlib.suppress(RuntimeError):
-                    loop.call_soon_threadsafe(lambda: typed.done() or typed.set_result(None))
+                    loop.call_soon_threadsafe(settle, typed, None)
                 return
 
     threading.Thread(target=read, name="stdin", daemon=True).start()

@@ -100,7 +100,7 @@ class Hopscotch(Game):
 
     def _legal_moves(self) -> list[str]:
         p = self._p
-        moves = []
+        moves: list[str] = []
         # Value (mod 13) each foundation takes next; -1 for a completed one.
         needs = []
         for f in FOUNDATIONS:

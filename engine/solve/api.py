@@ -140,8 +140,13 @@ def suggest(
     if not legal:
         return None, "won" if game.won else "unwinnable"
     earlier: list[Game] = []
-    if moves_so_far and (start is not None or game.seed is not None):
-        past = start.copy() if start is not None else new_game(game.game_id, game.seed)
+    past: Game | None = None
+    if moves_so_far:
+        if start is not None:
+            past = start.copy()
+        elif game.seed is not None:
+            past = new_game(game.game_id, game.seed)
+    if past is not None:
         for move in moves_so_far:
             earlier.append(past.copy())
             past.play(move)

@@ -240,7 +240,7 @@ def _unwind(line: _Line | None) -> list[str]:
 
 def _homeward(rules: HopscotchRules, pos: Position) -> list[tuple[tuple[str, ...], Position]]:
     """Every position reachable by reserve-to-foundation moves alone, with the moves."""
-    out = [((), pos)]
+    out: list[tuple[tuple[str, ...], Position]] = [((), pos)]
     seen = {rules.key(pos)}
     i = 0
     while i < len(out):

@@ -17,6 +17,9 @@ Verdict = Literal["won", "unwinnable", "gave_up"]
 
 S = TypeVar("S")
 
+# A move and the line before it, as beam search grows lines without copying them.
+Line = tuple[str, "Line"] | None
+
 # The deadline is checked once every this many nodes: a few milliseconds of search
 # at most, which is all a time budget can be overrun by.
 _CLOCK_EVERY = 256
@@ -162,7 +165,6 @@ def beam(rules: SearchRules[S], root: S, budget: Budget, width: int) -> Outcome[
     """Breadth-first by number of moves, keeping the `width` most promising positions of
     each depth (by `rules.promise`). Incomplete by design: it answers "won" or "gave_up".
     """
-    Line = tuple[str, "Line | None"] | None  # a move and the line before it
 
     def unwind(line: Line) -> list[str]:
         moves: list[str] = []

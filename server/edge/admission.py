@@ -3,9 +3,12 @@
 Every TCP connection counts from the moment it is accepted until it is closed, HTTP or
 WebSocket, greeted or not, so that idle connections are bounded too. A WebSocket
 handshake is refused politely while this process holds more than `max_connections`
-(503) or the client's address more than `max_connections_per_address` (429); an address
-holding twice its share gets further connections closed at once, unanswered. These
-counts are the process's own: a connection holds resources of the process it is on.
+(503), or when the client's address already holds `max_connections_per_address` accepted
+WebSocket connections (429): only those count against the address's share, so that
+neither the handshakes being refused nor its other sockets (page loads, idle ones) turn
+away a connection that fits. An address holding twice its share of sockets of any kind
+gets further connections closed at once, unanswered. These counts are the process's own:
+a connection holds resources of the process it is on.
 
 A `hello` without a token makes a player: each address may make
 `max_new_players_per_address_per_hour` an hour (a token bucket of that size, refilled at
@@ -97,8 +100,10 @@ class Admission:
         self.trusted = parse_networks(config.trusted_proxies)
         self.metrics = metrics
         self.total = 0
-        self.per_address: dict[str, int] = {}
+        self.per_address: dict[str, int] = {}  # sockets open, of any kind
+        self.accepted: dict[str, int] = {}  # WebSocket connections let in
         self._counted: dict[Hashable, str | None] = {}  # connection -> address it counts under
+        self._accepted: dict[Hashable, str] = {}
 
     # ------------------------------------------------------------ connections
 
@@ -132,7 +137,7 @@ class Admission:
             return address, Refusal(
                 http.HTTPStatus.SERVICE_UNAVAILABLE, "The server is full; try again later.\n"
             )
-        if self.max_per_address and self.per_address.get(address, 0) > self.max_per_address:
+        if self.max_per_address and self.accepted.get(address, 0) >= self.max_per_address:
             self.metrics.connections_refused.labels("address_full").inc()
             log.info("connection from %s refused: more than %d from that address",
                      address, self.max_per_address)  # fmt: skip
@@ -141,20 +146,21 @@ class Admission:
                 f"Too many connections from your address (at most {self.max_per_address}); "
                 "close some and try again.\n",
             )
+        self._accepted[conn] = address
+        _add(self.accepted, address, 1)
         return address, None
 
     def closed(self, conn: Hashable) -> None:
         """A connection counted by `opened` is closed."""
+        accepted = self._accepted.pop(conn, None)
+        if accepted is not None:
+            _add(self.accepted, accepted, -1)
         if conn not in self._counted:
             return
         address = self._counted.pop(conn)
         self.total -= 1
         if address is not None:
-            left = self.per_address[address] - 1
-            if left:
-                self.per_address[address] = left
-            else:
-                del self.per_address[address]
+            _add(self.per_address, address, -1)
 
     def _count(self, conn: Hashable, address: str) -> int:
         self._counted[conn] = address
@@ -176,6 +182,15 @@ class Admission:
             if not self._is_trusted(address):
                 return address_key(address)
         return proxy
+
+
+def _add(counts: dict[str, int], key: str, n: int) -> None:
+    """counts[key] += n, without keeping keys at zero (addresses come and go)."""
+    left = counts.get(key, 0) + n
+    if left:
+        counts[key] = left
+    else:
+        del counts[key]
 
 
 class NewPlayers:

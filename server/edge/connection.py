@@ -41,6 +41,9 @@ _MEDIUM = struct.Struct("!BBH")
 _LONG = struct.Struct("!BBQ")
 _FIN_BINARY = 0x82  # FIN bit and the binary opcode
 _DATA = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
+# Linux's TCP states (include/net/tcp_states.h) once the peer has sent FIN or RST:
+# CLOSE, CLOSE_WAIT, LAST_ACK, CLOSING.
+_TCP_PEER_GONE = frozenset((7, 8, 9, 11))
 
 
 def binary_frame_header(length: int) -> bytes:
@@ -248,6 +251,22 @@ class InboxConnection(asyncio.Protocol):
         return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else str(address)
 
     # ------------------------------------------------------------ for the session
+
+    def peer_gone(self) -> bool:
+        """Whether the client has closed or reset its side of the TCP connection, even
+        while reading is paused (a client that sends a full inbox and leaves: its FIN
+        waits behind bytes nobody reads). Linux tells it (TCP_INFO's state); elsewhere only
+        a connection already lost counts."""
+        if self._lost.done():
+            return True
+        sock = self.transport.get_extra_info("socket")
+        if sock is None or not hasattr(socket, "TCP_INFO"):
+            return False
+        try:
+            state = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0]
+        except (OSError, AttributeError):
+            return False
+        return state in _TCP_PEER_GONE
 
     def take(self) -> bytes | str | None:
         """The oldest message waiting, or None."""

@@ -1,7 +1,7 @@
 """Plain HTTP on the WebSocket port, through websockets' process_request hook.
 
     GET /                                 302 to /leaderboard
-    GET /healthz                          200 when the store answers, 503 otherwise
+    GET /healthz                          200 "ok" when the store answers, else 503 saying why
     GET /metrics                          Prometheus text format (this process's counters)
     GET /leaderboard                      302 to today's board of the first game
     GET /leaderboard.json                 302 to that board's .json
@@ -11,6 +11,7 @@
     GET /replay/ID?n=K                    a finished game after K moves (ID: a gid, or RACE:SEAT)
     GET /replay/ID.json                   its deal, moves and result, the `replay` message's fields
     GET /race/CODE                        a race as its spectators see it (reloads itself while on)
+    GET /debug/memory[?baseline=1]        with --debug-memory only: memory report (server/memory.py)
     GET /play, /r/CODE, /play/PATH        the browser client (server/edge/webclient.py)
 
 The WebSocket handshake itself is refused (403) when it comes from a web page of another
@@ -93,20 +94,24 @@ class HttpRoutes:
         *,
         health: Callable[[], Awaitable[bool]],
         metrics: Metrics,
+        store_problem: Callable[[], str] | None = None,
         daily: DailyService | None = None,
         replays: Replays | None = None,
         races: Spectating | None = None,
         on_scrape: Callable[[], Awaitable[None]] | None = None,
+        memory_report: Callable[[bool], dict[str, Any]] | None = None,
         ws_path: str = "/ws",
         web: WebClient | None = None,
         allowed_origins: tuple[str, ...] = (),
     ) -> None:
         self.health = health
         self.metrics = metrics
+        self.store_problem = store_problem
         self.daily = daily
         self.replays = replays
         self.races = races
         self.on_scrape = on_scrape
+        self.memory_report = memory_report
         self.ws_path = ws_path
         self.web = web
         self.allowed_origins = allowed_origins
@@ -138,6 +143,9 @@ class HttpRoutes:
 
     async def route(self, path: str, query: dict[str, list[str]]) -> Response:
         if path == "/healthz":
+            problem = self.store_problem() if self.store_problem is not None else ""
+            if problem:  # the embedded store's watch knows more than a failed PING would say
+                return text(503, f"store unavailable: {problem}")
             if await self.health():
                 return text(200, "ok")
             return text(503, "store unreachable")
@@ -150,6 +158,10 @@ class HttpRoutes:
             if self.on_scrape is not None:
                 await self.on_scrape()
             return _response(200, self.metrics.render(), CONTENT_TYPE_LATEST)
+        if path == "/debug/memory" and self.memory_report is not None:
+            # Blocks the loop for as long as the snapshot takes: only with --debug-memory.
+            report = self.memory_report(query.get("baseline") == ["1"])
+            return _response(200, self._json.encode(report), "application/json")
         if path == "/":
             return _redirect("/leaderboard")
         if path == "/leaderboard.json":

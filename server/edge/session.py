@@ -33,6 +33,11 @@ from server.store.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
+# Requests whose only effect is their answer, and which hold a solver worker meanwhile:
+# a closed connection's are dropped if queued, cancelled if under way.
+ANSWER_ONLY = (p.Hint,)
+PEER_CHECK_S = 0.25  # how often a connection waiting for one of them is checked
+
 
 @dataclass
 class SessionContext:
@@ -73,6 +78,7 @@ class Session:
         self.busy = False
         self._loop = asyncio.get_running_loop()
         self._worker: asyncio.Task[None] | None = None
+        self._search: asyncio.Task[bool] | None = None  # an ANSWER_ONLY request under way
         self._refused = False  # the connection is closing on our side: read nothing more
         self._outbox: list[bytes] = []
         self._flush_scheduled = False
@@ -99,8 +105,11 @@ class Session:
             worker = self._worker
             if worker is not None:
                 # A request under way still finishes: its move is stored even if nobody
-                # is left to hear the reply.
-                await asyncio.shield(worker)
+                # is left to hear the reply. Only a search, which changes nothing, stops
+                # (the solver pool frees its worker): nobody is left to hear its answer.
+                if self._search is not None:
+                    self._search.cancel()
+                await asyncio.wait([worker])
         finally:
             timer.cancel()
             ws.on_message = None
@@ -127,7 +136,13 @@ class Session:
                 request = self._request(frame)
                 if request is None:
                     continue
-                if self.welcomed:
+                if isinstance(request, ANSWER_ONLY) and ws.protocol.state is not WsState.OPEN:
+                    log.debug("connection %s closed: its queued %s dropped", self.uid,
+                              type(request).__name__)  # fmt: skip
+                    continue
+                if self.welcomed and isinstance(request, ANSWER_ONLY):
+                    await self._answer_while_open(request)
+                elif self.welcomed:
                     await self._dispatch(request)
                 else:
                     self.welcomed = await self._dispatch(request, greeting=True)
@@ -135,6 +150,27 @@ class Session:
             ws.inbox.clear()
         finally:
             self._worker = None
+
+    async def _answer_while_open(self, request: p.Request) -> None:
+        """A request whose only effect is its answer, in a task of its own that `run`
+        cancels when the connection closes (the requests queued after it still run)."""
+        search = self._loop.create_task(self._dispatch(request))
+        self._search = search
+        try:
+            await asyncio.wait([search], timeout=PEER_CHECK_S)
+            while not search.done():
+                # With a full inbox reading is paused, and a client that left is noticed
+                # only by asking the socket.
+                if self.ws.peer_gone():
+                    log.info("connection %s (player %s) gone during a %s: stopped", self.uid,
+                             self.player, type(request).__name__)  # fmt: skip
+                    search.cancel()
+                    self.ws.transport.abort()
+                await asyncio.wait([search], timeout=PEER_CHECK_S)
+        finally:
+            self._search = None
+        if not search.cancelled():
+            search.result()  # ConnectionClosed, as from any request
 
     def _hello_overdue(self) -> None:
         if not self.welcomed:

@@ -21,10 +21,10 @@ def test_a_tiny_ramp_reports_every_step_and_stores_every_acknowledged_move(
 ) -> None:
     env = {**os.environ, "REDIS_URL": redis_url}
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "capacity.py"),
+        [sys.executable, "-m", "bench.capacity",
          "--steps", ",".join(map(str, STEPS)), "--warmup", "1", "--seconds", "2",
          "--pace", "0.5", "--per-process", "20", "--workers", "1,2", "--p99-ms", "100000"],
-        env=env, capture_output=True, text=True, timeout=240,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     text = out.stdout

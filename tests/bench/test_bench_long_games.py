@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_short_bench_run_answers_every_undo(redis_url: str) -> None:
     env = {**os.environ, "REDIS_URL": redis_url}
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "long_games.py"), "--moves", "1200",
+        [sys.executable, "-m", "bench.long_games", "--moves", "1200",
          "--seconds", "0.5", "--rounds", "1"],
-        env=env, capture_output=True, text=True, timeout=180,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     for line in ("grew a practice game to 1200 moves", "ratio with undos / alone: p50",

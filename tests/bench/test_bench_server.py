@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_short_bench_run_stores_every_acknowledged_move(redis_url: str) -> None:
     env = {**os.environ, "REDIS_URL": redis_url}
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "server.py"), "--players", "6", "--seconds", "1",
+        [sys.executable, "-m", "bench.server", "--players", "6", "--seconds", "1",
          "--warmup", "0.5", "--rounds", "1", "--idle", "20"],
-        env=env, capture_output=True, text=True, timeout=180,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     stored = re.search(r"errors: (\d+); acknowledged moves found in the store: (\d+) of (\d+)",

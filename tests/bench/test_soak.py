@@ -19,8 +19,8 @@ def test_a_short_soak_runs_every_kind_of_load_and_stores_every_acknowledged_move
 ) -> None:
     env = {**os.environ, "REDIS_URL": redis_url}
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "soak.py"), "--minutes", "0.1", "--pace", "0.2"],
-        env=env, capture_output=True, text=True, timeout=240,
+        [sys.executable, "-m", "bench.soak", "--minutes", "0.1", "--pace", "0.2"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr
     assert "real errors: none" in out.stdout, out.stdout

@@ -111,7 +111,7 @@ def test_bad_race_options_are_refused_in_words(
 async def test_the_servers_validation_text_is_said_in_words(server: ServerProcess) -> None:
     """Should the server's limits ever differ from the client's, its refusal still reads
     as words: the texts here are the real server's."""
-    from client_cli.runner import in_words
+    from client_cli.failures import in_words
 
     async with Client.connect(server.ws_url) as client:
         await client.hello("ann")

@@ -19,7 +19,7 @@ from support.ws_client import Client
 
 import engine
 from client_cli.boards import render_text
-from client_cli.replay import parse_ref, web_base, web_page
+from client_cli.replay_refs import parse_ref, web_base, web_page
 
 
 async def race(server: ServerProcess, finish: bool) -> tuple[str, dict[str, list[str]], dict]:

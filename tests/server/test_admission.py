@@ -274,3 +274,47 @@ def test_addresses_are_counted_as_ipv4_or_ipv6_slash_64():
     assert key("2001:db8:1:3::1") == "2001:db8:1:3::/64"
     assert key("::ffff:192.0.2.4") == key("192.0.2.4:5678") == "192.0.2.4"
     assert key("unknown") is None and key("") is None
+
+
+async def burst(url: str, n: int) -> tuple[list[Client], list[BaseException]]:
+    """`n` WebSocket connections opened at once: those let in, and the refusals."""
+    outcomes = await asyncio.gather(
+        *(Client.connect(url) for _ in range(n)), return_exceptions=True
+    )
+    clients = [o for o in outcomes if isinstance(o, Client)]
+    return clients, [o for o in outcomes if isinstance(o, BaseException)]
+
+
+async def test_a_hundred_simultaneous_connections_from_one_address_all_get_in(servers):
+    """With the default share of 100, a client that opens 100 connections at once gets all
+    100, even while the same address holds sockets that are not WebSocket connections (a
+    browser's page loads, a NAT's other users' idle sockets): only accepted connections
+    count against the share."""
+    server = servers.start(env={"SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS": "100"})
+    server.health()
+    idle = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(30)]
+    clients: list[Client] = []
+    try:
+        clients, refusals = await burst(server.ws_url, 100)
+        assert not refusals, f"{len(refusals)} of 100 refused, first: {refusals[0]!r}"
+        assert (await clients[-1].hello("hundredth"))["t"] == "welcome"
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))
+        for s in idle:
+            s.close()
+
+
+async def test_past_the_share_only_the_excess_is_refused(servers):
+    """130 at once with a share of 100: the 30 refused never count, so exactly 100 get in
+    (a refused handshake counted while it was open used to turn others away too)."""
+    server = servers.start(env={"SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS": "100"})
+    server.health()
+    clients: list[Client] = []
+    try:
+        clients, refusals = await burst(server.ws_url, 130)
+        statuses = sorted(
+            {getattr(r, "response", None) and r.response.status_code for r in refusals}
+        )
+        assert (len(clients), len(refusals), statuses) == (100, 30, [429])
+    finally:
+        await asyncio.gather(*(c.close() for c in clients))

@@ -62,7 +62,7 @@ async def test_a_free_worker_takes_the_daily_search_first_then_bots_and_hints_in
         pool.close()
 
 
-async def test_in_a_full_lane_the_player_served_longest_ago_takes_a_place(
+async def test_in_a_full_lane_the_player_who_used_less_takes_a_place(
     tmp_path: Path,
 ) -> None:
     gate = tmp_path / "gate"
@@ -77,31 +77,46 @@ async def test_in_a_full_lane_the_player_served_longest_ago_takes_a_place(
             x = asyncio.create_task(pool.run(str, "x", lane=HINTS, owner="x"))
             y = asyncio.create_task(pool.run(str, "y", lane=HINTS, owner="y"))
             await asyncio.sleep(0)
-            # Full. z was never served, x just was: z takes x's place ...
+            # Full. z never searched, x just did: z takes x's place ...
             z = asyncio.create_task(pool.run(str, "z", lane=HINTS, owner="z"))
             with pytest.raises(SolverBusy):
                 await x
-            # ... but w takes nobody's: the ones waiting were never served either.
+            # ... but w takes nobody's: the ones waiting never searched either.
             with pytest.raises(SolverBusy):
                 await pool.run(str, "w", lane=HINTS, owner="w")
             await asyncio.to_thread(gate.write_text, "open")
             assert [await holder, await y, await z] == ["open", "y", "z"]
-            # Served first: whoever has waited longest since their last answer (x, whose
-            # last one was the first of all), not whoever asked first.
-            os.unlink(gate)
-            os.mkfifo(gate)
+    finally:
+        pool.close()
+
+
+async def test_the_player_who_used_the_least_search_lately_is_served_first(
+    tmp_path: Path,
+) -> None:
+    """Two flooders' searches took 0.2 s each; an occasional player's took next to nothing,
+    and came after theirs. Waiting together, the occasional player goes first, though
+    asked last and served last (the flooders were served longer ago, which used to put
+    them first: the issue's 21st player got 3 of 10 hints in time)."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    pool = SolverPool(workers=1, queue_max=4)
+    try:
+        async with asyncio.timeout(60):
+            for flooder in ("f1", "f2"):
+                await pool.run(time.sleep, 0.2, lane=HINTS, owner=flooder)
+            await pool.run(str, "quick", lane=HINTS, owner="p")
             holder = asyncio.create_task(pool.run(gate.read_text, lane=DAILY))
             while not pool.running:
                 await asyncio.sleep(0.01)
             order: list[str] = []
             again = [asyncio.create_task(pool.run(str, who, lane=HINTS, owner=who))
-                     for who in ("z", "x")]  # fmt: skip
+                     for who in ("f1", "f2", "p")]  # fmt: skip
             for task in again:
                 task.add_done_callback(lambda t: order.append(t.result()))
             await asyncio.sleep(0)
             await asyncio.to_thread(gate.write_text, "open")
             await asyncio.gather(holder, *again)
-            assert order == ["x", "z"]
+            assert order == ["p", "f1", "f2"]
     finally:
         pool.close()
 

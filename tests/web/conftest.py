@@ -53,35 +53,3 @@ def pages(browser: Any) -> Iterator[Callable[..., Any]]:
     for context in contexts:
         context.close()
     assert not errors, errors
-
-
-@pytest.fixture
-def terminals(tmp_path: Any) -> Iterator[Callable[..., Any]]:
-    """The real `solitaire` program in a real terminal (tmux), each its own player."""
-    import os
-    import shutil
-    import subprocess
-    import uuid
-
-    from client.client_harness import SOLITAIRE, Terminal
-
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
-    socket = tmp_path / f"tmux-{uuid.uuid4().hex[:8]}"
-    started: list[Any] = []
-
-    def start(home: str, *args: str) -> Any:
-        config = tmp_path / "players" / home
-        config.mkdir(parents=True, exist_ok=True)
-        env = {
-            "XDG_CONFIG_HOME": str(config),
-            "TERM": "xterm-256color",
-            "LANG": "C.UTF-8",
-            "PATH": os.environ.get("PATH", ""),
-        }
-        term = Terminal(socket, f"{home}-{len(started)}", [SOLITAIRE, *args], env)
-        started.append(term)
-        return term
-
-    yield start
-    subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True)

@@ -10,8 +10,8 @@ import msgspec
 import engine
 import protocol as p
 from client_cli.connection import Backoff
+from client_cli.game_session import GameSession, clock
 from client_cli.messages import Welcomed
-from client_cli.session import GameSession, clock
 
 DECODER = p.MessageDecoder()
 
@@ -178,3 +178,43 @@ def test_a_result_while_ones_game_is_open_means_times_up() -> None:
     done.apply(read({"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1,
                      "standings": [standing]}))  # fmt: skip
     assert not done.time_up
+
+
+def test_each_message_says_the_phase_it_entered() -> None:
+    s = GameSession(kind="race", game="quatorze", me="p1", race="ABCDEF")
+    players = [{"player": "p1", "name": "ann"}]
+    lobby = read({"t": "lobby", "race": "ABCDEF", "game": "quatorze", "host": "p1",
+                  "players": players})  # fmt: skip
+    assert s.apply(lobby).entered == "lobby"
+    assert s.apply(lobby).entered is None  # still in the lobby: nothing entered
+    assert s.apply(read(state(0))).entered == "playing"
+    assert s.apply(read(state(1))).entered is None
+    # A lobby heard once the race runs (as after joining again) does not go back to it.
+    assert s.apply(lobby) and s.phase == "playing"
+    assert s.apply(read(state(2, finished=True, over=True))).entered == "finished"
+    result = {"t": "result", "race": "ABCDEF", "game": "quatorze", "seed": 1, "standings": []}
+    assert s.apply(read(result)).entered == "result"
+    assert s.apply(read(state(2, finished=True, over=True))).entered is None
+
+
+def test_a_practice_games_end_taken_back_plays_on() -> None:
+    practice = {**state(0, gid="p.quatorze.n1.p1"), "kind": "practice"}
+    del practice["race"]
+    s = GameSession(kind="practice", game="quatorze")
+    assert s.apply(read(practice), reply=True).entered == "playing"
+    assert s.apply(read({**practice, "n": 4, "over": True, "finished": True})).entered == (
+        "finished"
+    )
+    # The undo's reply: the position before the last move, open again.
+    assert s.apply(read({**practice, "n": 3}), reply=True).entered == "playing"
+
+
+def test_a_daily_is_done_once_its_rank_is_in_and_only_then() -> None:
+    daily = {**state(0, gid="d.quatorze.2026-11-29.p1"), "kind": "daily", "date": "2026-11-29"}
+    del daily["race"]
+    s = GameSession(kind="daily", game="quatorze")
+    s.apply(read(daily), reply=True)
+    # A daily's finished state with n below the shown one's is not taken: the same n then.
+    assert s.apply(read({**daily, "over": True, "finished": True})).entered == "finished"
+    assert s.ranked().entered == "done"
+    assert s.apply(read({**daily, "n": 1})).entered is None and s.phase == "done"

@@ -11,48 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
 
 import engine
 import protocol as p
+from client_cli.game_kind import GameKind
 
 CHECKPOINT = 256
 SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)  # autoplay, in moves per second
 DEFAULT_SPEED = 2.0
-
-
-class BadReference(ValueError):
-    """A replay named in a way that cannot name one."""
-
-
-def parse_ref(text: str) -> p.Replay:
-    """The request for a replay as a person names it: a game id (`r.CODE.PLAYER`,
-    `d.DATE.GAME.PLAYER`, `p.GAME.NONCE.PLAYER`), `RACE:SEAT` (the seat's line in the
-    race's standings), or the address of its web page."""
-    text = text.strip()
-    if "/replay/" in text:
-        text = unquote(urlsplit(text).path.rsplit("/replay/", 1)[1]).removesuffix(".json")
-    race, colon, seat = text.partition(":")
-    if colon:
-        if not seat.isdecimal() or int(seat) < 1:
-            raise BadReference(f"{text!r}: SEAT in RACE:SEAT is a line of the standings, from 1")
-        if not race:
-            raise BadReference(f"{text!r}: RACE:SEAT needs the race's code")
-        return p.Replay(race=race, seat=int(seat))
-    if not text:
-        raise BadReference("name a game: its id, or RACE:SEAT")
-    return p.Replay(gid=text)
-
-
-def web_base(server: str) -> str:
-    """The server's HTTP address from its WebSocket URL: ws://host:8765/ws -> http://host:8765."""
-    scheme, rest = server.split("://", 1) if "://" in server else ("ws", server)
-    rest = rest.removesuffix("/ws")
-    return f"{'https' if scheme == 'wss' else 'http'}://{rest.rstrip('/')}"
-
-
-def web_page(server: str, ident: str) -> str:
-    return f"{web_base(server)}/replay/{quote(ident, safe=':')}"
 
 
 class Replayer:
@@ -69,13 +35,13 @@ class Replayer:
             if i % CHECKPOINT == 0:
                 self._checkpoints.append(game.copy())
         self.final = game
-        self._at: tuple[int, Any] = (replay.n, game.copy())
+        self._at: tuple[int, engine.Game] = (replay.n, game.copy())
 
     @property
     def n(self) -> int:
         return self.replay.n
 
-    def game_at(self, n: int) -> Any:
+    def game_at(self, n: int) -> engine.Game:
         """The engine's game after the first `n` moves (0: the deal)."""
         n = max(0, min(n, self.n))
         at, game = self._at
@@ -88,7 +54,7 @@ class Replayer:
         return game
 
     def view_at(self, n: int) -> dict[str, Any]:
-        return self.game_at(n).view()  # type: ignore[no-any-return]
+        return self.game_at(n).view()
 
     def ends_as_stored(self) -> bool:
         """The replay's last position is the stored result's (as the server must ensure)."""
@@ -143,8 +109,8 @@ def outcome(result: p.ReplayResult) -> str:
 
 def whose(replay: p.ReplayReply) -> str:
     """Whose game it is, in a few words: `alice in race 7K3M2P`."""
-    if replay.kind == "race" and replay.race:
+    if replay.kind == GameKind.RACE and replay.race:
         return f"{replay.name} in race {replay.race}"
-    if replay.kind == "daily" and replay.date:
+    if replay.kind == GameKind.DAILY and replay.date:
         return f"{replay.name}'s daily of {replay.date}"
     return f"{replay.name}'s practice game"

@@ -1,9 +1,10 @@
 """What the client knows about the game being played, fed with server messages.
 
 No I/O here: `GameSession.apply` takes a message (the protocol's struct) and updates the
-state, the race panel and the phase; the play screen and the plain mode only
-read it. The server is authoritative, so everything shown comes from its
-messages; the clock alone runs locally between two states.
+state, the race panel and the phase (by client_cli/game_phase.py's table, and says which
+phase the message made it enter); the play screen and the plain mode only read it. The
+server is authoritative, so everything shown comes from its messages; the clock alone
+runs locally between two states.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import time
 from dataclasses import dataclass, field, fields
 
 from client_cli.endings import finish_notes
+from client_cli.game_kind import GameKind
+from client_cli.game_phase import Cue, Phase, next_phase
 from client_cli.messages import Event, Welcomed
 from client_cli.moves import legal_moves
 from protocol import (
@@ -34,8 +37,9 @@ KEPT_BY_A_REMATCH = (
 
 
 @dataclass
-class Seat:
-    """One player of the race as this client knows them; None: not known (yet)."""
+class SeatFigures:
+    """Where a player of a race stands as this client has heard it; None: not known (yet).
+    A seat of one's own race (Seat) and of a watched one (client_cli/watching.py) alike."""
 
     player: str
     name: str
@@ -45,21 +49,39 @@ class Seat:
     over: bool = False
     finished: bool = False
     elapsed_ms: int = 0
+
+
+@dataclass
+class Seat(SeatFigures):
+    """One player of one's own race."""
+
     heard: bool = False  # a `progress` (or, for oneself, a `state`) has told where they are
     # An earlier run of an asynchronous race: its figures are those it had at one's own
     # elapsed time, and `elapsed_ms` its clock then.
     ghost: bool = False
 
 
+@dataclass(frozen=True)
+class Applied:
+    """What one message did: whether it concerned this game, and the phase it made the
+    game enter (None: the phase stayed as it was)."""
+
+    concerned: bool
+    entered: Phase | None = None
+
+    def __bool__(self) -> bool:
+        return self.concerned
+
+
 @dataclass
 class GameSession:
-    kind: str  # "race", "daily" or "practice"
+    kind: GameKind
     game: str
     me: str = ""
     my_name: str = ""  # as the welcome has it
     race: str | None = None
     host: str | None = None
-    phase: str = "connecting"  # lobby, playing, finished (waiting for the result), result, done
+    phase: Phase = Phase.CONNECTING  # moved on only by _advance
     state: State | None = None
     state_at: float = 0.0
     start: Start | None = None
@@ -90,13 +112,31 @@ class GameSession:
     async_race: bool = False
     closes_at_ms: int | None = None
 
+    def __post_init__(self) -> None:
+        self.kind = GameKind(self.kind)  # a kind given by name is taken as the enum
+
     # -- feeding -------------------------------------------------------------------------
 
-    def apply(self, message: Event, reply: bool = False) -> bool:
-        """Take in one server message; True if it concerned this game.
+    def apply(self, message: Event, reply: bool = False) -> Applied:
+        """Take in one server message: whether it concerned this game (the result is
+        true then), and the phase it entered.
 
         `reply`: the message answers this client's own request (a daily's first state
         comes only that way, as the player may have other unfinished dailies)."""
+        before = self.phase
+        concerned = self._take(message, reply)
+        return Applied(concerned, self.phase if self.phase is not before else None)
+
+    def ranked(self) -> Applied:
+        """A daily's rank is in (fetched by the client): nothing more to wait for."""
+        before = self.phase
+        self._advance(Cue.RANKED)
+        return Applied(True, self.phase if self.phase is not before else None)
+
+    def _advance(self, cue: Cue) -> None:
+        self.phase = next_phase(self.phase, cue)
+
+    def _take(self, message: Event, reply: bool) -> bool:
         if isinstance(message, Welcomed):
             self.me, self.my_name = message.welcome.player, message.welcome.name
             return False
@@ -105,23 +145,22 @@ class GameSession:
         if isinstance(message, Created):
             self.race = message.race
             self.time_limit_s = message.time_limit_s
-            self.phase = "lobby"
+            self._advance(Cue.CREATED)
             return True
         if isinstance(message, Lobby) and self._is_my_race(message.race):
             self.race, self.host = message.race, message.host
-            if self.phase in ("connecting", "lobby"):
-                self.phase = "lobby"
+            self._advance(Cue.LOBBY)
             # Before the start every seat is at the deal; a lobby heard later (joining a race
             # under way again) names the seats but says nothing of where they are: the
             # `progress` the server sends after it does.
-            at_deal = self.phase == "lobby"
+            at_deal = self.phase is Phase.LOBBY
             for p in message.players:
                 seat = self.seats.setdefault(p.player, Seat(p.player, p.name))
                 seat.name = p.name
                 if at_deal and not seat.heard:
                     seat.moves = 0
             seated = {p.player for p in message.players}
-            if self.phase == "lobby":
+            if self.phase is Phase.LOBBY:
                 for pid in list(self.seats):
                     if pid not in seated:
                         del self.seats[pid]
@@ -131,8 +170,7 @@ class GameSession:
             self.async_race = self.async_race or message.async_
             if message.ends_at_ms is not None:
                 self.time_limit_s = (message.ends_at_ms - message.starts_at_ms) // 1000
-            if self.phase in ("connecting", "lobby"):
-                self.phase = "playing"
+            self._advance(Cue.START)
             return True
         if isinstance(message, Progress) and self._is_my_race(message.race):
             seat = self.seats.setdefault(message.player, Seat(message.player, message.name))
@@ -142,7 +180,7 @@ class GameSession:
             seat.heard = True
             seat.ghost = message.ghost
             return True
-        if isinstance(message, ChallengesReply) and self.kind == "race":
+        if isinstance(message, ChallengesReply) and self.kind is GameKind.RACE:
             for entry in message.races:
                 if entry.race == self.race:
                     self.async_race = True
@@ -154,15 +192,15 @@ class GameSession:
                 return False  # sent again (asked for after a reconnect): nothing new
             self.result = message
             own = self.state
-            self.time_up = own is not None and not own.finished and self.phase == "playing"
-            self.phase = "result"
+            self.time_up = own is not None and not own.finished and self.phase is Phase.PLAYING
+            self._advance(Cue.RESULT)
             # Every seat's final figures (a finished race joined later has had no `progress`).
             for s in message.standings:
                 seat = self.seats.setdefault(s.player, Seat(s.player, s.name))
                 seat.score, seat.moves, seat.heard = s.score, s.moves, True
                 seat.won, seat.finished, seat.elapsed_ms = s.won, True, s.time_ms
             return True
-        if isinstance(message, RematchOffer) and self.kind == "race":
+        if isinstance(message, RematchOffer) and self.kind is GameKind.RACE:
             if message.race != self.race or message == self.rematch_offer:
                 return False
             self.rematch_offer = message
@@ -185,28 +223,27 @@ class GameSession:
         return self.result is not None and any(s.player == self.me for s in self.result.standings)
 
     def _is_my_race(self, race: str) -> bool:
-        return self.kind == "race" and (self.race is None or race == self.race)
+        return self.kind is GameKind.RACE and (self.race is None or race == self.race)
 
     def _apply_state(self, state: State, reply: bool) -> bool:
         if state.game != self.game or state.kind != self.kind:
             return False
-        if self.kind == "race" and self.race is not None and state.race != self.race:
+        if self.kind is GameKind.RACE and self.race is not None and state.race != self.race:
             return False
         current = self.state
-        if current is None and self.kind in ("daily", "practice") and not reply:
+        if current is None and self.kind is not GameKind.RACE and not reply:
             return False
         if current is not None and current.gid != state.gid:
             return False
-        if current is not None and state.n < current.n and not (reply and self.kind == "practice"):
+        undo = reply and self.kind is GameKind.PRACTICE  # an undo's reply is older, not stale
+        if current is not None and state.n < current.n and not undo:
             return False  # an older state overtaken by a newer one (undo's reply is not)
         was_finished = current is not None and current.finished
         self.state = state
         self.state_at = time.monotonic()
         self.scores[state.n] = state.score
-        if self.kind == "race":
+        if self.kind is GameKind.RACE:
             self.race = state.race
-            if self.phase in ("connecting", "lobby"):
-                self.phase = "playing"
             if not state.finished or not was_finished:
                 self.race_clock = (state.elapsed_ms, self.state_at)
             if state.n == 0:
@@ -216,12 +253,12 @@ class GameSession:
                 seat.score, seat.moves, seat.heard = state.score, state.n, True
                 seat.won, seat.over, seat.finished = state.won, state.over, state.finished
                 seat.elapsed_ms = state.elapsed_ms
-        elif self.phase == "connecting":
-            self.phase = "playing"
-        if state.finished and self.phase == "playing":
-            self.phase = "finished"
-        elif not state.finished and self.phase == "finished" and self.kind == "practice":
-            self.phase = "playing"  # a practice game's end was undone
+        if state.finished:
+            self._advance(Cue.OVER)
+        elif was_finished and self.kind is GameKind.PRACTICE:
+            self._advance(Cue.UNDONE)
+        else:
+            self._advance(Cue.OPEN)
         return True
 
     def _at_deal(self, state: State) -> None:
@@ -239,9 +276,9 @@ class GameSession:
         seat's progress, or the result. A player away from a lobby for longer than the
         server waits has left it: joining again takes a seat back.
         """
-        if self.kind != "race" or self.race is None or self.result is not None:
+        if self.kind is not GameKind.RACE or self.race is None or self.result is not None:
             return False
-        return self.phase in ("lobby", "playing", "finished")
+        return self.phase in (Phase.LOBBY, Phase.PLAYING, Phase.FINISHED)
 
     def say(self, text: str, error: bool = False) -> None:
         self.notice, self.notice_is_error = text, error
@@ -285,7 +322,7 @@ class GameSession:
         if mine is not None:
             return mine
         elapsed = state.elapsed_ms
-        if not state.finished and self.phase == "playing":
+        if not state.finished and self.phase is Phase.PLAYING:
             elapsed += int((time.monotonic() - self.state_at) * 1000)
         limit = self.limit_ms()
         return elapsed if limit is None else min(elapsed, limit)
@@ -308,7 +345,7 @@ class GameSession:
         if self.race_clock is None:
             return limit
         elapsed, since = self.race_clock
-        if self.phase in ("playing", "finished"):
+        if self.phase in (Phase.PLAYING, Phase.FINISHED):
             elapsed += int((time.monotonic() - since) * 1000)
         return max(0, limit - elapsed)
 

@@ -1,0 +1,249 @@
+"""The one way a bench starts the race server, and what it reads of server processes.
+
+`start_race_server` runs `solitaire-server` (the console script beside this Python, or a
+`--baseline-server` executable) on a Redis, in a namespace of its own, with every limit
+a bench's load would hit lifted and no background search for daily deals; `settings`
+(SOLITAIRE_* environment variables) put back or change what a bench needs.
+`RaceServer.stop` stops it and `drop_namespace` removes its keys; `running_race_server`
+does all of it around a bench that needs one server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import os
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import redis.asyncio as aioredis
+
+from server.store.embedded import EmbeddedRedis
+
+T = TypeVar("T")
+
+# Thousands of connections and players from this one address, playing as fast as replies
+# come: no rate or admission limits.
+LOAD_SETTINGS = {
+    "SOLITAIRE_RATE": "1000000",
+    "SOLITAIRE_BURST": "1000000",
+    "SOLITAIRE_MAX_CONNECTIONS": "0",
+    "SOLITAIRE_MAX_CONNECTIONS_PER_ADDRESS": "0",
+    "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_HOUR": "0",
+    "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS_PER_DAY": "0",
+    "SOLITAIRE_MAX_NEW_PLAYERS_PER_ADDRESS": "0",  # its name in a --baseline-server before
+    "SOLITAIRE_LOG_LEVEL": "INFO",
+    # A fresh namespace has no daily deals yet: their background search (solver
+    # processes, tens of seconds of CPU) would run during the load. It is not part of
+    # it, and a server that has been up a day has long finished it.
+    "SOLITAIRE_DAILY_PREPARE_AHEAD": "0",
+}
+
+
+@dataclass
+class RaceServer:
+    """One `solitaire-server` process a bench started."""
+
+    name: str
+    store: str  # what the store is, for the report
+    redis_url: str
+    namespace: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+    port: int
+
+    @property
+    def url(self) -> str:
+        """Where players connect."""
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def page(self, path: str = "") -> str:
+        """An HTTP address on the server: its pages, /healthz, /metrics."""
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self, timeout: float = 60) -> int:
+        """SIGTERM, as in production (the server finishes what is in flight); its exit
+        status. One still running after `timeout` is killed, and that is an error."""
+        self.proc.terminate()
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise RuntimeError(
+                f"{self.name} ignored SIGTERM for {timeout:g} s; see {self.log}"
+            ) from None
+
+
+def start_race_server(
+    tmp: Path,
+    name: str,
+    store: str,
+    redis_url: str,
+    exe: Path | None = None,
+    workers: int = 1,
+    settings: dict[str, str] | None = None,
+) -> RaceServer:
+    """A solitaire-server on `redis_url` in a namespace of its own, set for a bench's load
+    (LOAD_SETTINGS, then `settings` over them); it logs to a file in `tmp`. It may not
+    listen yet: `wait_port(server.port)`."""
+    port = free_port()
+    namespace = f"bench{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SOLITAIRE_")}
+    env.update(LOAD_SETTINGS)
+    env.update(
+        SOLITAIRE_NAMESPACE=namespace,
+        SOLITAIRE_DATA_DIR=str(tmp / f"data-{port}"),
+        REDIS_URL=redis_url,
+    )
+    env.update(settings or {})
+    exe = exe or Path(sys.executable).with_name("solitaire-server")
+    log = tmp / f"server-{port}.log"
+    with open(log, "wb") as out:  # the child keeps its own descriptor
+        proc = subprocess.Popen(
+            [str(exe), "--port", str(port), *(["--workers", str(workers)] if workers > 1 else [])],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    return RaceServer(name, store, redis_url, namespace, proc, log, port)
+
+
+def run_on_redis(
+    bench: Callable[[argparse.Namespace, str], Coroutine[Any, Any, T]],
+    args: argparse.Namespace,
+) -> T:
+    """Run `bench(args, redis_url)` on REDIS_URL, else on a valkey-server of its own, after
+    a line saying where and on what (bench/leaderboard.py, replays.py, long_games.py)."""
+    url = os.environ.get("REDIS_URL")
+    print(f"cpu cores: {os.cpu_count()}, Redis: {url or 'embedded valkey-server'}, "
+          f"started {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC, "
+          f"load average {os.getloadavg()[0]:.2f} (others' work shares the cores)")  # fmt: skip
+    if url:
+        return asyncio.run(bench(args, url))
+    with tempfile.TemporaryDirectory(prefix="bench-valkey-") as d, EmbeddedRedis(Path(d)) as r:
+        return asyncio.run(bench(args, r.url))
+
+
+@contextlib.asynccontextmanager
+async def running_race_server(
+    redis_url: str, settings: dict[str, str] | None = None
+) -> AsyncIterator[RaceServer]:
+    """A race server (start_race_server) that answers /healthz, stopped and its namespace
+    dropped on the way out."""
+    with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
+        server = start_race_server(Path(tmp), "solitaire-server", "", redis_url, settings=settings)
+        try:
+            await asyncio.to_thread(wait_healthy, server)
+            yield server
+        finally:
+            try:
+                await asyncio.to_thread(server.stop)
+            finally:
+                await drop_namespace(redis_url, server.namespace)
+
+
+def wait_healthy(server: RaceServer, timeout: float = 30) -> None:
+    """Until the server's /healthz answers 200 (its store is reachable)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {server.proc.returncode}; see {server.log}")
+        with (
+            contextlib.suppress(OSError),  # HTTPError too: not healthy yet
+            urllib.request.urlopen(server.page("/healthz"), timeout=2) as reply,
+        ):
+            if reply.status == 200:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"the server did not become healthy in {timeout:g} s; see {server.log}")
+
+
+async def drop_namespace(url: str, namespace: str) -> None:
+    """Remove every key of a bench server's namespace."""
+    r = aioredis.Redis.from_url(url)
+    try:
+        batch = [k async for k in r.scan_iter(match="{" + namespace + ":*", count=1000)]
+        for i in range(0, len(batch), 500):
+            await r.delete(*batch[i : i + 500])
+    finally:
+        await r.aclose()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_port(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+def rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def worker_pids(supervisor: int) -> list[int]:
+    """The worker processes of a `solitaire-server --workers N` (not its store, nor
+    multiprocessing's resource tracker)."""
+    out = []
+    for task in Path(f"/proc/{supervisor}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    out.append(int(child))
+    return out
+
+
+def raise_open_files(needed: int) -> int:
+    """Raises this process's open-file limit towards `needed` (the servers started from here
+    inherit it; the race server raises its own soft limit to the hard one); the limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < needed:
+        with contextlib.suppress(ValueError, OSError):  # above the hard limit: root only
+            resource.setrlimit(resource.RLIMIT_NOFILE, (needed, needed))
+            soft, hard = needed, needed
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
+
+
+# The repository: a bench's helper processes run as `python -m bench.NAME` from here.
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bench_module(name: str, *args: str) -> list[str]:
+    """The command line of bench module `name` (e.g. "bench.server") with `args`; run it
+    with cwd=ROOT."""
+    return [sys.executable, "-m", name, *args]
