@@ -26,7 +26,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from types import CoroutineType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 import protocol as p
 from server.domain.changes import Written
@@ -122,13 +122,13 @@ class Optimistic:
             write = plan.write
             if write is None:
                 reply = plan.then()
-                return await reply if _awaitable(reply) else reply  # type: ignore[misc]
+                return await cast(Awaitable[T], reply) if _awaitable(reply) else cast(T, reply)
             if self._interpose is not None:
                 await self._interpose(what, n)
             written = await write()
             if written is Written.APPLIED:
                 reply = plan.then()
-                return await reply if _awaitable(reply) else reply  # type: ignore[misc]
+                return await cast(Awaitable[T], reply) if _awaitable(reply) else cast(T, reply)
             if written is Written.MISSING:
                 if plan.missing is not None:
                     return plan.missing()
