@@ -217,7 +217,7 @@ class Moves:
         if seats:
             # The race's spectators hear the progress too, and the seat's board, which is
             # decided fair where they are (server/play/spectator_boards.py).
-            board = ToSpectators(record.race, boards=[seat_seen(after, state.view, now)])
+            board = ToSpectators(record.race, None, [seat_seen(after, state.view, now)])
             says.append(Say(ToPlayers(seats), [after.progress(now)], board))
         events = self.applier.events(says, who.uid)
         return _MovePlan(self, after, move, expect_ver, decision.snapshot, state, re, events, now)
