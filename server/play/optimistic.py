@@ -106,18 +106,19 @@ class Optimistic:
     async def run(
         self,
         what: str,
-        attempt: Callable[[], Steps[T] | Awaitable[Steps[T]]],
-        *,
+        attempt: Callable[..., Steps[T] | Awaitable[Steps[T]]],
+        *args: object,
         retries: int | None = None,
         exhausted: Callable[[], T] | None = None,
     ) -> T:
         """Run `attempt` until its write is applied (see the module's docstring). `what`
-        names the record for messages and logs ("race ABC", "game r.ABC.x"). An attempt
+        names the record for messages and logs ("race ABC", "game r.ABC.x"); `attempt` is
+        called with `args` (no closure to make per operation). An attempt
         may return its plan at once (the move path, when it need not wait) or an awaitable
         of it."""
         bound = self.retries if retries is None else retries
         for n in range(bound):
-            got: Any = attempt()
+            got: Any = attempt(*args)
             plan: Steps[T] = await got if _awaitable(got) else got
             write = plan.write
             if write is None:
