@@ -81,6 +81,8 @@ class GameSession:
     my_name: str = ""  # as the welcome has it
     race: str | None = None
     host: str | None = None
+    # A quick race (solitaire quick): it starts by itself; nobody else may join it.
+    quick: bool = False
     phase: Phase = Phase.CONNECTING  # moved on only by _advance
     state: State | None = None
     state_at: float = 0.0

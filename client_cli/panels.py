@@ -158,7 +158,7 @@ def lobby_panel(session: GameSession, theme: Theme) -> Canvas:
     canvas.put(0, 0, "Race code  ", label)
     canvas.put(11, 0, session.race or "…", strong)
     y = 1
-    if session.race and session.web:
+    if session.race and session.web and not session.quick:
         link = race_link(session.web, session.race)
         canvas.put(0, y, "Share it:  ", label)
         if len(link) > MAIN_WIDTH - 11:
@@ -180,7 +180,10 @@ def lobby_panel(session: GameSession, theme: Theme) -> Canvas:
         canvas.put(2, y, f"{seat.name}{host}{you}")
         y += 1
     y += 1
-    if session.host and session.me and session.host != session.me:
+    if session.quick:
+        canvas.put(0, y, "A quick race, rated: it starts by itself in a few seconds.",
+                   theme.style("class:status"))  # fmt: skip
+    elif session.host and session.me and session.host != session.me:
         canvas.put(0, y, "Waiting for the host to start the race…", theme.style("class:status"))
     else:
         canvas.put(0, y, "Press Enter to start the race.", theme.style("class:status"))
@@ -239,6 +242,12 @@ def result_lines(
             f"{s.score:>5} {s.moves:>5} {clock(s.time_ms):>7}"
         )
         lines.append([(style, text)])
+    mine = (result.rating or {}).get(me)
+    if mine is not None:
+        arrow = "→" if theme.unicode else "->"
+        change = mine.after - mine.before
+        lines += [[(label, "Your rating "), (strong, f"{mine.before} {arrow} {mine.after}"),
+                   (label, f" ({change:+d})")]]  # fmt: skip
     lines += [[], *replay_lines(result, me, theme, web)]
     if keys:
         status = theme.style("class:status")

@@ -371,6 +371,9 @@ class Play:
 
     async def _start_race(self) -> None:
         session = self.session
+        if session.quick:
+            self.tell("A quick race starts by itself.", error=True)
+            return
         if session.host and session.me and session.host != session.me:
             self.tell("Only the host can start the race.", error=True)
             return

@@ -136,6 +136,8 @@ class Create(Request, tag="create"):
     bot_strength: Literal["easy", "medium", "hard"] = "medium"
     # Whether anyone with the race's code may `watch` it (and open its page).
     spectators: bool = True
+    # Rated (every seat human): its result changes its players' ratings.
+    rated: bool = False
     # An asynchronous race (a challenge): every seat deals when it joins and plays on its
     # own clock within `window_s` seconds of the creation (server/play/race_machine.py).
     async_: bool = msgspec.field(default=False, name="async")
@@ -148,6 +150,10 @@ class Create(Request, tag="create"):
         seats = self.max_players or limits.default_max_players
         if self.bots and self.bots + 1 > seats:
             return f"{self.bots} bots and the host do not fit in max_players {seats}"
+        if self.rated and self.bots:
+            return "a rated race has no bots: every seat is human"
+        if self.rated and self.async_:
+            return "an asynchronous race is not rated"
         if self.window_s is not None and not self.async_:
             return "window_s is for asynchronous races (async: true) only"
         return None
@@ -250,6 +256,30 @@ class Replay(Request, tag="replay"):
         return None
 
 
+class Queue(Request, tag="queue"):
+    """Wait for a quick race of `game` (server/play/quick.py): players of close ratings."""
+
+    game: GameId
+
+    def __post_init__(self) -> None:
+        _check_game(self.game)
+
+
+class Unqueue(Request, tag="unqueue"):
+    """Leave the queue (answered `unqueued` whether or not the player was waiting)."""
+
+
+class Ratings(Request, tag="ratings"):
+    """A game's ratings, highest first (server/play/ratings.py)."""
+
+    game: GameId
+    limit: Limit | None = None
+    around_me: bool = False
+
+    def __post_init__(self) -> None:
+        _check_game(self.game)
+
+
 # Every request type the server decodes; the daily helper's messages are listed
 # here too (their handlers are registered in server/play/handlers.py).
 class Challenges(Request, tag="challenges"):
@@ -258,7 +288,7 @@ class Challenges(Request, tag="challenges"):
 
 REQUEST_TYPES: tuple[type[Request], ...] = (
     Hello, Create, Join, StartRace, Move, Get, Resign, Daily, Leaderboard, Stats,
-    Practice, Undo, Hint, Replay, Rematch, Watch, Challenges,
+    Practice, Undo, Hint, Replay, Rematch, Watch, Challenges, Queue, Unqueue, Ratings,
 )  # fmt: skip
 
 
@@ -374,11 +404,79 @@ class Standing(Struct):
     resigned: bool
 
 
+class RatingChange(Struct):
+    before: int
+    after: int
+
+
 class Result(Message, tag="result"):
     race: str
     game: str
     seed: int
     standings: list[Standing]
+    # A rated race's: every seat's rating before and after it (absent when unrated).
+    rating: dict[str, RatingChange] | None = None
+
+
+class Queued(Message, tag="queued"):
+    """The reply to `queue`: waiting since `since_ms` with `rating`; sent again as an update
+    with `bot` (its strength) when the player, alone too long, is offered a bot race."""
+
+    game: str
+    rating: int
+    since_ms: int
+    bot: str | None = None
+
+
+class Matched(Message, tag="matched"):
+    """Event: a quick race was formed for the player; its `lobby` follows, and it starts by
+    itself at `starts_at_ms`."""
+
+    race: str
+    game: str
+    starts_at_ms: int
+
+
+class Unqueued(Message, tag="unqueued"):
+    pass
+
+
+class RatingEntry(Struct):
+    rank: int
+    player: str
+    name: str
+    rating: int
+    games: int
+    provisional: bool
+
+
+class RatingsReply(Message, tag="ratings"):
+    """The `ratings` message (and the JSON of /ratings/GAME.json)."""
+
+    game: str
+    total: int
+    entries: list[RatingEntry]
+    me: RatingEntry | None = None
+
+
+class RatingPoint(Struct):
+    """One rated race in a player's history: the rating it left them with."""
+
+    race: str
+    at_ms: int
+    rank: int
+    seats: int
+    before: int
+    after: int
+
+
+class GameRating(Struct):
+    """A player's rating in one game, as `stats` carries it (newest history first)."""
+
+    rating: int
+    games: int
+    provisional: bool
+    history: list[RatingPoint]
 
 
 class Challenge(msgspec.Struct, omit_defaults=True):
@@ -484,6 +582,8 @@ class StatsReply(Message, tag="stats"):
     player: str
     name: str
     games: dict[str, GameStats]
+    # Per game the player has a rating in (absent when none).
+    ratings: dict[str, GameRating] | None = None
 
 
 class ReplayResult(msgspec.Struct, omit_defaults=True):
@@ -530,7 +630,7 @@ class Error(Message, tag="error"):
 MESSAGE_TYPES: tuple[type[Message], ...] = (
     State, Welcome, Created, Lobby, Start, Progress, Result, HintReply, DailyStatus,
     LeaderboardReply, StatsReply, ReplayReply, RematchOffer, Error, SeatBoard,
-    ChallengesReply,
+    ChallengesReply, Queued, Matched, Unqueued, RatingsReply,
 )  # fmt: skip
 
 

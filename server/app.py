@@ -39,6 +39,7 @@ from server.play.names import Names
 from server.play.players import Players
 from server.play.practice import Practice
 from server.play.presence import Presence
+from server.play.quick import Quick
 from server.play.races import Races
 from server.play.replays import Replays
 from server.play.spectators import Spectating
@@ -133,7 +134,8 @@ class App:
         self.bots = BotRunner(
             self.store, self.cache, self.moves, self.solver, self.clock, config, bot_races
         )
-        self.presence = Presence(self.store, self.races, config)
+        self.quick = Quick(self.store, self.races, self.clock, config, deliver, self.metrics)
+        self.presence = Presence(self.store, self.races, self.quick, config)
         self.practice = Practice(
             self.store,
             self.cache,
@@ -170,6 +172,7 @@ class App:
                 DailyRequests(self.daily, self.cache, self.clock.now_ms),
                 self.replays,
                 self.spectating,
+                self.quick,
             ),
             spawn=self.spawn,
             ids=self._ids,
@@ -222,6 +225,7 @@ class App:
             daily=self.daily,
             replays=self.replays,
             races=self.spectating,
+            quick=self.quick,
             memory_report=self.memory.report if cfg.debug_memory else None,
             web=WebClient(),
             allowed_origins=cfg.web_origins,
@@ -268,6 +272,7 @@ class App:
             background = [
                 asyncio.create_task(self.bots.run(), name="bots"),
                 asyncio.create_task(collector.run(cfg.gc_full_every_s), name="collector"),
+                asyncio.create_task(self.quick.run(self._stop), name="quick-matcher"),
             ]
             if cfg.daily_prepare_ahead:
                 deals = self.daily_deals.run_ahead(engine.GAMES, self.clock.now_s)

@@ -153,6 +153,15 @@ class Config:
     bot_lease_s: float = 10.0  # an instance drives a race's bots while it renews this lease
     bot_solve_budget_s: float = 2.0  # per search of a medium or hard bot
     bot_stall_moves: int = 150  # a bot resigns after this many moves without a card home
+    # Quick races (server/play/quick.py, server/play/matcher.py).
+    quick_first_window: int = 100  # widest spread of ratings in a race of new arrivals
+    quick_widen_per_s: float = 20.0  # how much wider for every second the oldest waited
+    quick_max_players: int = 4  # most seats of a quick race (at least 2)
+    quick_countdown_s: float = 5.0  # from `matched` to the race's start
+    quick_bot_after_s: float = 30.0  # a player alone this long is offered a bot race
+    quick_time_limit_s: int = 600  # every quick race's time limit
+    quick_round_s: float = 0.25  # how often the matcher (one instance at a time) runs
+    quick_lease_s: float = 5.0  # another instance matches once the matcher stops renewing
     # Diagnostics (server/memory.py): trace allocations and answer GET /debug/memory.
     debug_memory: bool = False
 
@@ -207,6 +216,8 @@ class Config:
         problems = config.limits.problems(spell=lambda f: SETTINGS[f][0] if f in SETTINGS else f)
         if problems:
             parser.error("limits that do not fit together: " + "; ".join(problems))
+        if config.quick_max_players < 2:
+            parser.error("--quick-max-players must be at least 2: a race has two seats or more")
         return config
 
     def describe(self) -> dict[str, Any]:
@@ -494,6 +505,30 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
     "bot_lease_s": ("--bot-lease-s", "SOLITAIRE_BOT_LEASE_S", _positive(float),
                     "seconds before another instance takes over a dead instance's bots "
                     "(default 10)"),
+    "quick_first_window": ("--quick-first-window", "SOLITAIRE_QUICK_FIRST_WINDOW",
+                           _positive(int),
+                           "widest spread of ratings in a quick race of players who have just "
+                           "queued (default 100)"),
+    "quick_widen_per_s": ("--quick-widen-per-s", "SOLITAIRE_QUICK_WIDEN_PER_S",
+                          _positive(float),
+                          "rating points the spread may widen for each second its longest "
+                          "waiter has waited (default 20)"),
+    "quick_max_players": ("--quick-max-players", "SOLITAIRE_QUICK_MAX_PLAYERS", _positive(int),
+                          "most seats of a quick race, at least 2 (default 4)"),
+    "quick_countdown_s": ("--quick-countdown-s", "SOLITAIRE_QUICK_COUNTDOWN_S",
+                          _positive(float),
+                          "seconds from a quick race's forming to its start (default 5)"),
+    "quick_bot_after_s": ("--quick-bot-after-s", "SOLITAIRE_QUICK_BOT_AFTER_S",
+                          _positive(float),
+                          "seconds a player waits alone before being offered an unrated race "
+                          "against a bot (default 30)"),
+    "quick_time_limit_s": ("--quick-time-limit-s", "SOLITAIRE_QUICK_TIME_LIMIT_S",
+                           _positive(int), "time limit of every quick race (default 600)"),
+    "quick_round_s": ("--quick-round-s", "SOLITAIRE_QUICK_ROUND_S", _positive(float),
+                      "seconds between two rounds of the matcher (default 0.25)"),
+    "quick_lease_s": ("--quick-lease-s", "SOLITAIRE_QUICK_LEASE_S", _positive(float),
+                      "seconds before another instance takes over the matching of a dead "
+                      "one (default 5)"),
     "debug_memory": ("--debug-memory", "SOLITAIRE_DEBUG_MEMORY", _bool,
                      "1: trace memory allocations (tracemalloc; slower, more memory) and "
                      "answer GET /debug/memory with a JSON report of the caches, objects and "

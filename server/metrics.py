@@ -123,6 +123,19 @@ class Metrics:
             ["where"],
             registry=r,
         )
+        # Quick races (server/play/quick.py): the matcher's own work, on the instance that
+        # runs it.
+        self.quick_round_seconds = Histogram(
+            "solitaire_quick_round_seconds",
+            "Time the matcher takes to decide one round's races (the queue as read)",
+            buckets=(0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0),
+            registry=r,
+        )
+        self.quick_races = Counter(
+            "solitaire_quick_races", "Quick races formed, by kind: rated, bot", ["kind"], registry=r
+        )
+        for kind in ("rated", "bot"):
+            self.quick_races.labels(kind)
         self.bad_snapshots = Counter(
             "solitaire_game_bad_snapshots",
             "Stored snapshots found unusable and skipped",

@@ -17,10 +17,12 @@ from client_cli.config import MAX_NAME
 
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "client_cli.commands.race",
+    "client_cli.commands.quick",
     "client_cli.commands.challenge",
     "client_cli.commands.watch",
     "client_cli.commands.daily",
     "client_cli.commands.leaderboard",
+    "client_cli.commands.ratings",
     "client_cli.commands.stats",
     "client_cli.commands.practice",
     "client_cli.commands.solve",

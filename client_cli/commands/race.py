@@ -12,6 +12,7 @@ from client_cli.commands import Subcommands, add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.solve import _seed
 from client_cli.connection import Connection
+from client_cli.context import Context
 from client_cli.game_kind import GameKind
 from client_cli.game_session import GameSession, Seat
 from client_cli.links import BadLink, is_link, race_link
@@ -185,8 +186,13 @@ def run_join(args: argparse.Namespace) -> int:
     code = race_code(text)
     if code is None:
         return 2
-    ctx = build_context(args)
-    session = GameSession(kind=GameKind.RACE, game="", race=code)
+    return join_race(build_context(args), code)
+
+
+def join_race(ctx: Context, code: str, quick: bool = False) -> int:
+    """Play race `code` as a seat: join it (or come back to it) and play it to its end
+    (`quick`: a quick race, which starts by itself)."""
+    session = GameSession(kind=GameKind.RACE, game="", race=code, quick=quick)
 
     async def setup(play: Play, conn: Connection) -> None:
         assert conn.welcome is not None

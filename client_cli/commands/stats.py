@@ -18,9 +18,10 @@ def register(subparsers: Subcommands) -> None:
     stats = add_command(
         subparsers,
         "stats",
-        help="show your daily-challenge statistics and streaks",
+        help="show your daily-challenge statistics, streaks and ratings",
         description="Show your record in the daily challenge: attempts, wins, averages and "
-        "streaks, per game (or for one GAME).",
+        "streaks, per game (or for one GAME), and your rating in each game you have played "
+        "rated races of, with its recent history.",
         epilog="example: solitaire stats quatorze",
     )
     stats.add_argument("game", type=game_arg, metavar="GAME", nargs="?",
@@ -35,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.game:
         games = {k: v for k, v in reply.games.items() if k == args.game}
-        reply = msgspec.structs.replace(reply, games=games)
+        ratings = {k: v for k, v in (reply.ratings or {}).items() if k == args.game}
+        reply = msgspec.structs.replace(reply, games=games, ratings=ratings or None)
     if ctx.plain:
         print_json(reply)
     else:
@@ -67,6 +69,15 @@ def format_stats(reply: p.StatsReply) -> str:
         lines.append(f"{game_title(game):<14}" + " ".join(cells))
     if not reply.games:
         lines.append("(no daily challenge played yet)")
+    for game, r in sorted((reply.ratings or {}).items()):
+        lines += ["", f"{game_title(game)} rating: {r.rating}"
+                  f"{' (provisional)' if r.provisional else ''} after {r.games} rated "
+                  f"race{'' if r.games == 1 else 's'}"]  # fmt: skip
+        for h in r.history[:10]:
+            change = h.after - h.before
+            lines.append(
+                f"  race {h.race}: #{h.rank} of {h.seats}, {h.before} -> {h.after} ({change:+d})"
+            )
     return "\n".join(lines)
 
 

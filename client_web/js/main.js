@@ -22,6 +22,7 @@ const app = {
   scores: new Map(), // n -> score of the game shown (the daily's share picture)
   board: null,
   goFlash: 0,
+  queued: null, // {game, rating, since} while waiting for a quick race
 };
 
 // ---------------------------------------------------------------- views and notices
@@ -55,7 +56,7 @@ function setStatus(online, text) {
 // ---------------------------------------------------------------- start-up
 
 function fillGames() {
-  for (const id of ["create-game", "daily-game", "practice-game", "boards-game"]) {
+  for (const id of ["create-game", "quick-game", "daily-game", "practice-game", "boards-game"]) {
     clear($(`#${id}`), GAMES.map((g) => el("option", { value: g, text: title(g) })));
   }
 }
@@ -245,17 +246,25 @@ function renderLobby() {
   show("lobby");
   $("#lobby-title").textContent = `${title(race.game)} · race ${race.code}`;
   const host = race.players.find((p) => p.player === race.host);
-  $("#lobby-sub").textContent = `In the lobby: ${race.players.length} seated. Share the link; the host starts the race.`;
+  $("#lobby-sub").textContent = race.startsAt
+    ? `A quick race, rated: ${race.players.length} seated. It starts by itself.`
+    : `In the lobby: ${race.players.length} seated. Share the link; the host starts the race.`;
   $("#lobby-link").value = raceLink(race.code);
+  $("#lobby-link").closest(".share").hidden = !!race.startsAt; // nobody else may join a quick race
   clear(
     $("#lobby-seats"),
     race.players.map((p) =>
       el("li", {}, p.name, p.player === race.host ? el("span", { class: "badge", text: "host" }) : null, p.player === app.me.player ? el("span", { class: "badge me", text: "you" }) : null),
     ),
   );
-  const isHost = race.host === app.me.player;
+  const isHost = race.host === app.me.player && !race.startsAt;
   $("#start-button").hidden = !isHost;
-  $("#lobby-wait").textContent = isHost ? "" : `Waiting for ${host ? host.name : "the host"} to start the race…`;
+  if (race.startsAt) {
+    const left = Math.max(0, Math.ceil((race.startsAt - Date.now()) / 1000));
+    $("#lobby-wait").textContent = `Starting in ${left} s…`;
+  } else {
+    $("#lobby-wait").textContent = isHost ? "" : `Waiting for ${host ? host.name : "the host"} to start the race…`;
+  }
 }
 
 async function startRace() {
@@ -377,7 +386,9 @@ function onResult(result) {
   clear($("#result-rows"), standingsRows(result));
   const first = result.standings[0];
   $("#game-title").textContent = `${title(result.game)} · race ${result.race} · over`;
-  notice(first ? `${first.name} wins the race.` : "The race is over.");
+  const mine = result.rating && app.me && result.rating[app.me.player];
+  const rated = mine ? ` Your rating: ${mine.before} → ${mine.after}.` : "";
+  notice((first ? `${first.name} wins the race.` : "The race is over.") + rated);
 }
 
 async function rematch() {
@@ -435,6 +446,53 @@ async function createRace(event) {
   } catch (err) {
     notice(errorText(err), true);
   }
+}
+
+// ---------------------------------------------------------------- quick races
+
+async function quickRace(event) {
+  event.preventDefault();
+  try {
+    const queued = await app.conn.request({ t: "queue", game: $("#quick-game").value });
+    // The server's clock says since when; the page counts from now (clocks differ).
+    app.queued = { game: queued.game, rating: queued.rating, since: Date.now() };
+    renderQueue();
+  } catch (err) {
+    notice(errorText(err), true);
+  }
+}
+
+async function unqueue() {
+  try {
+    await app.conn.request({ t: "unqueue" });
+  } catch (err) {
+    notice(errorText(err), true);
+  }
+  app.queued = null;
+  renderQueue();
+}
+
+function renderQueue() {
+  const q = app.queued;
+  $("#quick-wait").hidden = !q;
+  $("#unqueue-button").hidden = !q;
+  $("#quick-button").disabled = !!q;
+  if (q) {
+    const waited = clock(Date.now() - q.since);
+    $("#quick-wait").textContent = `Waiting for a ${title(q.game)} race at rating ${q.rating}… ${waited}`;
+  }
+}
+
+function onQueued(message) {
+  if (message.bot) notice(`Nobody near your rating yet: a ${message.bot} bot races you (unrated).`);
+}
+
+function onMatched(message) {
+  app.queued = null;
+  renderQueue();
+  app.race = { code: message.race, game: message.game, players: [], progress: new Map(), start: null, result: null, startsAt: message.starts_at_ms };
+  app.game = null;
+  app.pending = [];
 }
 
 // ---------------------------------------------------------------- watching
@@ -740,6 +798,12 @@ function onEvent(message) {
     case "rematch":
       onRematch(message);
       break;
+    case "queued":
+      onQueued(message);
+      break;
+    case "matched":
+      onMatched(message);
+      break;
     case "error":
       notice(message.msg, true);
       break;
@@ -749,6 +813,9 @@ function onEvent(message) {
 }
 
 function tick() {
+  if (app.queued) renderQueue();
+  const r = app.race;
+  if (r && r.startsAt && !r.start && !r.result && r.players && r.players.length) renderLobby();
   const g = app.game;
   const node = $("#game-clock");
   if (!node) return;
@@ -824,6 +891,8 @@ function wire() {
     notice((await copyText($("#export-code").value)) ? "Recovery code copied." : "Select the code and copy it.");
   });
   $("#create-form").addEventListener("submit", createRace);
+  $("#quick-form").addEventListener("submit", quickRace);
+  $("#unqueue-button").addEventListener("click", unqueue);
   $("#join-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const code = $("#join-code").value;

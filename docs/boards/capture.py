@@ -226,6 +226,26 @@ def challenge(server: ServerProcess, sock: Path, tmp: str) -> None:
     print(f"challenge: race {code}")
 
 
+def quick(server: ServerProcess, sock: Path, tmp: str) -> None:
+    """dana and eve queue for a quick Hopscotch race: dana's wait (its timer), then the
+    rated race's standings once both have resigned, with dana's rating change."""
+    panes = {}
+    for name in ("dana", "eve"):
+        env = f"env XDG_CONFIG_HOME={tmp}/{name} LANG=C.UTF-8 TERM=xterm-256color"
+        args = f"--server {server.ws_url} --name {name} quick hopscotch"
+        panes[name] = Pane(sock, f"q-{name}", f"{env} {BIN}/solitaire {args}")
+        if name == "dana":
+            waiting = panes[name].wait("waiting 0:03")
+            (OUT / "quick-waiting.txt").write_text(waiting.rstrip() + "\n")
+    for name in ("dana", "eve"):
+        panes[name].wait("Moves  0")
+        panes[name].enter("resign")
+        panes[name].wait("Resign?")
+        panes[name].enter("y")
+    result = panes["dana"].wait("Your rating")
+    (OUT / "quick-result.txt").write_text(result.rstrip() + "\n")
+
+
 def main(what: list[str]) -> None:
     games = (("doublets", 12), ("quatorze", 6), ("bakers_game", 11), ("hopscotch", 24))
     with tempfile.TemporaryDirectory() as tmp:
@@ -238,6 +258,8 @@ def main(what: list[str]) -> None:
                 watch(server, sock, tmp)
             if not what or "challenge" in what:
                 challenge(server, sock, tmp)
+            if not what or "quick" in what:
+                quick(server, sock, tmp)
             for game, count in games:
                 if what and game not in what:
                     continue

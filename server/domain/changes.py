@@ -8,6 +8,7 @@ import enum
 from dataclasses import dataclass, field
 
 import protocol as p
+from server.domain.ratings import PlayerRating, RatingPoint
 from server.domain.records import GameRecord, RaceRecord
 
 MUST_NOT_EXIST = -1  # the expected version of a record that is created by the write
@@ -32,6 +33,18 @@ class GameChange:
 
 
 @dataclass
+class RatingChange:
+    """A player's new rating after a rated race, checked against the version it was
+    decided on (MUST_NOT_EXIST: their first rating in the game), with the history entry
+    and the displayed integer the ratings board sorts by."""
+
+    rating: PlayerRating
+    expect_ver: int
+    point: RatingPoint
+    shown: int
+
+
+@dataclass
 class RaceChange:
     """A change of a race: the race as it now is (its version bumped), checked against the
     version it was decided on, with the seats it adds or frees and the writes of its seats'
@@ -47,3 +60,5 @@ class RaceChange:
     instances: list[str] = field(default_factory=list)
     ttl_s: int = 0  # > 0: every key of the race expires after this long; 0: they persist
     payload: bytes = b""  # events relayed to the other instances once written
+    # A rated race's close: its seats' new ratings, written in the same batch as the close.
+    ratings: list[RatingChange] = field(default_factory=list)

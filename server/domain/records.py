@@ -183,6 +183,8 @@ class RaceRecord:
     # Whether it may be watched (Create.spectators). Races stored before spectators existed
     # have no such field: they may be watched, as every race by default.
     spectators: bool = True
+    # Rated (quick races, and `create` with rated): its close changes its seats' ratings.
+    rated: bool = False
     # An asynchronous race (a challenge): running from its creation until `ends_at_ms`,
     # the end of its window of `window_s` seconds; each seat is dealt when it joins.
     # Races stored before them have no such fields: live races.
@@ -201,6 +203,8 @@ class RaceRecord:
             out["result"] = self.result_json
         if self.rematch:
             out["rematch"] = self.rematch
+        if self.rated:  # absent from unrated races, as before ratings existed
+            out["rated"] = "1"
         if self.async_race:
             out["async"] = "1"
             out["window_s"] = str(self.window_s)
@@ -216,7 +220,7 @@ class RaceRecord:
             starts_at_ms=int(d.get("starts_at_ms", 0)), ends_at_ms=int(d.get("ends_at_ms", 0)),
             ver=int(d.get("ver", 0)), seats=seats, result_json=d.get("result", ""),
             rematch=d.get("rematch", ""),
-            spectators=d.get("spectators", "1") != "0",
+            spectators=d.get("spectators", "1") != "0", rated=d.get("rated") == "1",
             async_race=d.get("async") == "1", window_s=int(d.get("window_s", 0)),
         )  # fmt: skip
 

@@ -11,6 +11,8 @@
     GET /replay/ID?n=K                    a finished game after K moves (ID: a gid, or RACE:SEAT)
     GET /replay/ID.json                   its deal, moves and result, the `replay` message's fields
     GET /race/CODE                        a race as its spectators see it (reloads itself while on)
+    GET /ratings/GAME                     a game's ratings (quick races) as an HTML page
+    GET /ratings/GAME.json                the same as JSON, the `ratings` message's fields
     GET /debug/memory[?baseline=1]        with --debug-memory only: memory report (server/memory.py)
     GET /play, /r/CODE, /play/PATH        the browser client (server/edge/webclient.py)
 
@@ -47,12 +49,14 @@ from server.edge import pages
 from server.edge.origin import origin_allowed
 from server.edge.pages import replay_page
 from server.edge.pages.race import render_race
+from server.edge.pages.ratings import render_ratings
 from server.edge.webclient import WebClient
 from server.metrics import Metrics
 from server.play.replays import parse_ref, replay_message
 
 if TYPE_CHECKING:
     from server.daily.service import DailyService
+    from server.play.quick import Quick
     from server.play.replays import Replays
     from server.play.spectators import Spectating
 
@@ -98,6 +102,7 @@ class HttpRoutes:
         daily: DailyService | None = None,
         replays: Replays | None = None,
         races: Spectating | None = None,
+        quick: Quick | None = None,
         on_scrape: Callable[[], Awaitable[None]] | None = None,
         memory_report: Callable[[bool], dict[str, Any]] | None = None,
         ws_path: str = "/ws",
@@ -110,6 +115,7 @@ class HttpRoutes:
         self.daily = daily
         self.replays = replays
         self.races = races
+        self.quick = quick
         self.on_scrape = on_scrape
         self.memory_report = memory_report
         self.ws_path = ws_path
@@ -176,7 +182,34 @@ class HttpRoutes:
             return await self.replay(unquote(path[len("/replay/") :]), query)
         if path.startswith("/race/"):
             return await self.race(path)
+        if path.startswith("/ratings/"):
+            return await self.ratings(unquote(path[len("/ratings/") :]).rstrip("/"), query)
         return text(404, "not found")
+
+    async def ratings(self, game: str, query: dict[str, list[str]]) -> Response:
+        if self.quick is None or self.daily is None:
+            return text(404, "ratings are not served here")
+        as_json = game.endswith(".json")
+        if as_json:
+            game = game[: -len(".json")]
+        if game not in engine.GAMES:
+            return text(404, f"unknown game {game!r}; games are {', '.join(sorted(engine.GAMES))}")
+        most = self.quick.config.leaderboard_max_rows
+        limit = most
+        if "limit" in query:
+            try:
+                limit = int(query["limit"][0])
+            except ValueError:
+                limit = 0
+            if not 1 <= limit <= most:
+                return text(400, f"limit must be 1 to {most}")
+        board = await self.quick.board(game, limit, None)
+        cache = {"Cache-Control": "public, max-age=5"}
+        if as_json:
+            return _response(200, self._json.encode(board), "application/json", cache)
+        html = render_ratings(board, games=self.daily.games, today=self.daily.today())
+        headers = {**cache, "Content-Security-Policy": PAGE_CSP}
+        return _response(200, html.encode(), "text/html; charset=utf-8", headers)
 
     async def race(self, path: str) -> Response:
         """A race's page: what its spectators see, read afresh on every request."""

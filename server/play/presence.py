@@ -20,6 +20,7 @@ from server.config import Config
 from server.domain.ids import parse_gid
 from server.domain.kinds import GameKind
 from server.play.players import Who
+from server.play.quick import Quick
 from server.play.races import Races
 from server.store.errors import StoreUnavailable
 from server.store.store import Store
@@ -28,9 +29,10 @@ log = logging.getLogger(__name__)
 
 
 class Presence:
-    def __init__(self, store: Store, races: Races, config: Config) -> None:
+    def __init__(self, store: Store, races: Races, quick: Quick, config: Config) -> None:
         self.store = store
         self.races = races
+        self.quick = quick
         self.config = config
 
     def heartbeat_ttl_s(self) -> float:
@@ -52,17 +54,21 @@ class Presence:
             if shutting_down or await self.is_connected(who.player):
                 return
             codes = await self._lobbies(who.player)
-            if not codes:
+            queued = await self.quick.is_queued(who.player)
+            if not codes and not queued:
                 return
             grace = self.config.lobby_leave_grace_s
+            waits = ", ".join([*codes, *(["the quick-race queue"] if queued else [])])
             log.info(
-                "player %s has no connection left; their lobbies %s wait %g s for them",
-                who.player, ", ".join(codes), grace,
+                "player %s has no connection left; %s wait %g s for them",
+                who.player, waits, grace,
             )  # fmt: skip
             await asyncio.sleep(grace)
             if await self.is_connected(who.player):
-                log.info("player %s is back: they stay in %s", who.player, ", ".join(codes))
+                log.info("player %s is back: they stay in %s", who.player, waits)
                 return
+            if queued:
+                await self.quick.leave(who.player)
             for code in codes:
                 await self.races.leave(code, who.player)
         except StoreUnavailable as exc:

@@ -29,10 +29,12 @@ import msgspec
 import engine
 import protocol as p
 from server.config import Config
-from server.domain.changes import MUST_NOT_EXIST, GameChange, RaceChange
+from server.domain.changes import MUST_NOT_EXIST, GameChange, RaceChange, RatingChange
 from server.domain.ids import race_gid
 from server.domain.kinds import GameKind
+from server.domain.ratings import PlayerRating, RatingPoint
 from server.domain.records import GameRecord, RaceRecord, RaceStatus
+from server.play import ratings as rating_model
 from server.play.bot_seats import is_bot
 from server.play.effects import Say, ToPlayers, ToSpectators
 from server.play.game_machine import (
@@ -182,6 +184,7 @@ class RaceMachine:
         time_limit_s: int | None,
         now_ms: int,
         spectators: bool = True,
+        rated: bool = False,
         window_s: int | None = None,
     ) -> tuple[RaceMachine, Transition]:
         """A new race in its lobby with its host seated. The store refuses it if the code
@@ -199,6 +202,7 @@ class RaceMachine:
             created_ms=now_ms,
             seats=[host],
             spectators=spectators,
+            rated=rated,
         )
         if window_s is not None:
             race.async_race, race.window_s = True, window_s
@@ -223,6 +227,59 @@ class RaceMachine:
             ttl_s=0 if race.async_race else rules.lobby_ttl_s,
         )
         return machine, Transition(change, [created, lobby], says)
+
+    @classmethod
+    def create_quick(
+        cls,
+        rules: RaceRules,
+        *,
+        code: str,
+        game: str,
+        seed: int,
+        seats: list[p.Seat],
+        max_players: int,
+        time_limit_s: int,
+        now_ms: int,
+        starts_at_ms: int,
+        rated: bool,
+    ) -> tuple[RaceMachine, Transition]:
+        """A quick race the matcher formed: every seat placed at once (nobody may join it:
+        it is full, or a bot fills it), starting by itself at `starts_at_ms` (`autostart`).
+        Its players hear `matched`, then its lobby."""
+        race = RaceRecord(
+            code=code,
+            game=game,
+            seed=seed,
+            host=seats[0].player,
+            max_players=max_players,
+            time_limit_s=time_limit_s,
+            created_ms=now_ms,
+            starts_at_ms=starts_at_ms,
+            seats=list(seats),
+            rated=rated,
+        )
+        machine = cls(race, rules)
+        matched = p.Matched(race=code, game=game, starts_at_ms=starts_at_ms)
+        lobby = machine.lobby()
+        says = [
+            Say(ToPlayers([s.player for s in seats]), [matched, lobby]),
+            Say(ToPlayers([]), [lobby], ToSpectators(code, seats=machine.players())),
+        ]
+        change = RaceChange(
+            race=race,
+            expect_ver=MUST_NOT_EXIST,
+            new_seats=list(seats),
+            games=[
+                GameChange(machine.seat_record(s), MUST_NOT_EXIST, all_fields=True) for s in seats
+            ],
+            ttl_s=rules.lobby_ttl_s,
+        )
+        return machine, Transition(change, [], says)
+
+    @property
+    def starts_by_itself(self) -> bool:
+        """A quick race in its lobby: it starts at its `starts_at_ms`, not by its host."""
+        return self.race.status == RaceStatus.LOBBY and self.race.starts_at_ms > 0
 
     def join(
         self,
@@ -258,6 +315,8 @@ class RaceMachine:
             raise p.Refused(p.RACE_STARTED, f"race {race.code} has already started")
         if len(race.seats) >= race.max_players:
             raise p.Refused(p.RACE_FULL, f"race {race.code} is full ({race.max_players} players)")
+        if race.rated and is_bot(seat.player):
+            raise p.Refused(p.BAD_REQUEST, f"race {race.code} is rated: no bots")
         expect = race.ver
         joined = replace(race, seats=[*race.seats, seat], ver=expect + 1)
         self.race = joined
@@ -338,6 +397,10 @@ class RaceMachine:
         race = self.race
         if race.status != RaceStatus.LOBBY or not self.seated(player) or is_bot(player):
             return Transition(None)
+        if self.starts_by_itself:
+            # A quick race keeps its seats: a player who leaves it ranks last (rated: their
+            # game times out unplayed) rather than leaving the others a seat short.
+            return Transition(None)
         staying = [s for s in race.seats if s.player != player]
         host = race.host
         if player == host:
@@ -372,6 +435,19 @@ class RaceMachine:
             raise p.Refused(p.NOT_HOST, f"only the host may start race {race.code}")
         if race.status != RaceStatus.LOBBY:
             raise p.Refused(p.RACE_STARTED, f"race {race.code} has already started")
+        if self.starts_by_itself:
+            raise p.Refused(p.NOT_HOST, f"race {race.code} starts by itself")
+        return self._start(now_ms, player)
+
+    def autostart(self, now_ms: int) -> Transition | None:
+        """Start a quick race whose start time has come (None: not such a race, or not
+        yet). Every seat hears the usual `start` and `state`."""
+        if not self.starts_by_itself or now_ms < self.race.starts_at_ms:
+            return None
+        return self._start(now_ms, None)
+
+    def _start(self, now_ms: int, player: str | None) -> Transition:
+        race = self.race
         ends = now_ms + race.time_limit_s * 1000 if race.time_limit_s else 0
         expect = race.ver
         started = replace(
@@ -391,7 +467,10 @@ class RaceMachine:
         ]
         start = self.start_message()
         states = {live.record.player: live.state(now_ms) for live in seats}
-        says = [Say(ToPlayers([pl], but_asker=True), [start, st]) for pl, st in states.items()]
+        says = [
+            Say(ToPlayers([pl], but_asker=player is not None), [start, st])
+            for pl, st in states.items()
+        ]
         # Its spectators hear the start once, with every seat's board as dealt.
         boards = [seat_seen(live, states[live.record.player].view, now_ms) for live in seats]
         seen = ToSpectators(race.code, seats=self.players(), boards=boards)
@@ -402,16 +481,27 @@ class RaceMachine:
             games=[GameChange(live.record, 0, all_fields=True) for live in seats],
             ttl_s=0,
         )
-        return Transition(change, [start, states[player]], says, dealt=seats)
+        replies: list[p.Message] = [start, states[player]] if player is not None else []
+        return Transition(change, replies, says, dealt=seats)
 
-    def close(self, games: list[GameRecord], now_ms: int) -> Transition | None:
+    def close(
+        self,
+        games: list[GameRecord],
+        now_ms: int,
+        ratings: list[PlayerRating] | None = None,
+    ) -> Transition | None:
         """Close a running race whose every seat has finished, or whose deadline has
         passed (`games`: its seats' records as read). None while neither is true. Unfinished
-        seats stop at the deadline (or now, if that is earlier), as timed out."""
+        seats stop at the deadline (or now, if that is earlier), as timed out.
+
+        A rated race's close also rates its seats (`ratings`: theirs as read, one per seat,
+        a new player's unstored), in the same change: the result says every seat's rating
+        before and after, and the store writes the new ratings with the close or not at all."""
         race = self.race
         if race.status != RaceStatus.RUNNING:
             return None
         deadline = self.deadline_ms()
+        end = min(now_ms, deadline)
         if race.async_race:
             final = self._async_final(games, now_ms)
             if final is None:
@@ -420,9 +510,17 @@ class RaceMachine:
             complete = bool(games) and all(g.finished for g in games)
             if not (complete or now_ms >= deadline):
                 return None
-            end = min(now_ms, deadline)
             final = [timed_out(g, end) for g in games]
         result = self.result(final)
+        rating_changes: list[RatingChange] = []
+        if race.rated:
+            if ratings is None:
+                raise ValueError("a rated race is closed with its seats' ratings")
+            rating_changes = self.rate(result, final, ratings, end)
+            result.rating = {
+                c.rating.player: p.RatingChange(before=c.point.before, after=c.point.after)
+                for c in rating_changes
+            }
         expect = race.ver
         self.race = replace(
             race,
@@ -438,8 +536,46 @@ class RaceMachine:
             # the result, so the close is then decided again.
             games=[GameChange(f, g.ver) for f, g in zip(final, games, strict=True)],
             ttl_s=self.rules.finished_race_ttl_s,
+            ratings=rating_changes,
         )
         return Transition(change, [result], says)
+
+    def rate(
+        self,
+        result: p.Result,
+        final: list[GameRecord],
+        ratings: list[PlayerRating],
+        at_ms: int,
+    ) -> list[RatingChange]:
+        """Every seat's new rating from the race's ranking. Resignations and time-outs
+        count as the rank they got; a seat that left (timed out without a single move)
+        ranks last, below every seat that played, tied with any other that left."""
+        by_player = {r.player: r for r in ratings}
+        left = {g.player for g in final if g.timed_out and g.moves == 0}
+        standing = {s.player: s.rank for s in result.standings}
+        played = [s.rank for s in result.standings if s.player not in left]
+
+        def rank(player: str) -> int:
+            if player in left:
+                return len(played) + 1
+            return 1 + sum(1 for r in played if r < standing[player])
+
+        seats = [by_player[s.player] for s in result.standings]
+        ranks = [rank(r.player) for r in seats]
+        new = rating_model.rate(seats, ranks)
+        out = []
+        for old, r, (mu, sigma) in zip(seats, ranks, new, strict=True):
+            after = PlayerRating(
+                player=old.player, game=old.game, name=old.name or old.player, mu=mu,
+                sigma=sigma, games=old.games + 1, ver=old.ver + 1, stored=True,
+            )  # fmt: skip
+            point = RatingPoint(
+                race=self.code, at_ms=at_ms, rank=r, seats=len(seats),
+                before=rating_model.shown(old.mu), after=rating_model.shown(mu),
+            )  # fmt: skip
+            expect = old.ver if old.stored else MUST_NOT_EXIST
+            out.append(RatingChange(after, expect, point, rating_model.shown(mu)))
+        return out
 
     # ------------------------------------------------------------ asynchronous races
 

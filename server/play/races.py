@@ -9,6 +9,7 @@ Any instance may close a race: the store lets exactly one close go through.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
@@ -17,6 +18,7 @@ from server.clock import Clock
 from server.config import Config
 from server.domain.changes import Written
 from server.domain.ids import race_gid
+from server.domain.ratings import PlayerRating
 from server.domain.records import RaceRecord, RaceStatus
 from server.lru import LRU
 from server.play.bot_races import StartedBotRaces
@@ -36,6 +38,7 @@ from server.play.race_machine import (
     normalise_code,
     not_found,
 )
+from server.play.ratings import new_rating
 from server.store.events import Event
 from server.store.store import Store
 
@@ -88,9 +91,11 @@ class Races:
                 time_limit_s=msg.time_limit_s,
                 now_ms=self.clock.now_ms(),
                 spectators=msg.spectators,
+                rated=msg.rated,
                 window_s=(msg.window_s or self.config.async_window_s) if msg.async_ else None,
             )
 
+        await self.store.queue.drop(who.player)  # seated now: no longer waiting for a quick race
         for _ in range(RETRIES):
             opened = await self._open(who, new_code(self.rules.code_length), make)
             if opened is not None:
@@ -100,9 +105,10 @@ class Races:
         machine = opened[0]
         race = machine.race
         log.info(
-            "race %s created by player %s: %s, %d seats, time limit %s, %s",
+            "race %s created by player %s: %s, %d seats, time limit %s, %s%s",
             race.code, who.player, race.game, race.max_players, race.time_limit_s or "none",
             "spectators welcome" if race.spectators else "no spectators",
+            ", rated" if race.rated else "",
         )  # fmt: skip
         if race.async_race:
             await self._list_challenge(who.player, race)
@@ -133,6 +139,7 @@ class Races:
         else:
             log.info("race %s: player %s (%s) joined", code, who.player, who.name)
             self._remember_lobby(machine.race)
+            await self.store.queue.drop(who.player)  # seated: no longer waiting
         return step.replies
 
     async def _joined_async(
@@ -213,6 +220,92 @@ class Races:
             await self._drive_bots(code)
         return step.replies
 
+    async def open_quick(
+        self, game: str, seats: list[p.Seat], rated: bool, bot: str | None = None
+    ) -> str:
+        """Store a quick race the matcher formed for `seats` (with a bot of strength `bot`
+        beside a lone player), tell its players, and schedule its start; its code."""
+        now = self.clock.now_ms()
+        starts = now + round(self.config.quick_countdown_s * 1000)
+        for _ in range(RETRIES):
+            code = new_code(self.rules.code_length)
+            instances: set[str] = {self.store.instance}
+            listed = await asyncio.gather(
+                *(self._seat(s.player, race_gid(code, s.player)) for s in seats)
+            )
+            for found in listed:
+                instances.update(found)
+            machine, step = RaceMachine.create_quick(
+                self.rules,
+                code=code,
+                game=game,
+                seed=new_seed(),
+                seats=seats,
+                max_players=len(seats) + (1 if bot else 0),
+                time_limit_s=self.config.quick_time_limit_s,
+                now_ms=now,
+                starts_at_ms=starts,
+                rated=rated,
+            )
+            assert step.change is not None
+            events = self._route(step, "", sorted(instances))
+            # Scheduled first: a crash right after the write cannot leave it never started
+            # (a code scheduled but never written is dropped when its time comes).
+            await self.store.queue.schedule_start(code, starts)
+            if await self.store.write_race(step.change) is Written.APPLIED:
+                break
+            for seat in seats:
+                await self.store.forget_player_games(seat.player, [race_gid(code, seat.player)])
+        else:
+            raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
+        self.applier.deliver(events)
+        race = machine.race
+        if bot:
+            race = await self._seat_bots(race, 1, bot, "")
+        self._remember_lobby(race)
+        log.info(
+            "race %s: quick %s race of %s, %s, starts at %d",
+            code, game, ", ".join(s.player for s in seats) + (f" and a {bot} bot" if bot else ""),
+            "rated" if rated else "unrated", starts,
+        )  # fmt: skip
+        return code
+
+    async def autostart(self, code: str) -> bool:
+        """Start a quick race whose start time has come; True once it needs no more
+        starting (started now or before, or gone)."""
+
+        async def attempt() -> Plan[tuple[RaceMachine, Transition, list[Event]] | None]:
+            race = await self.store.load_race(code)
+            if race is None:
+                return done(None)
+            machine = RaceMachine(race, self.rules)
+            step = machine.autostart(self.clock.now_ms())
+            if step is None:
+                return done(None)
+            change = step.change
+            assert change is not None
+            events = self._route(step)
+            return Plan(
+                lambda: answer((machine, step, events)),
+                lambda: self.store.start_race(change, machine.deadline_ms()),
+                missing=lambda: None,
+            )
+
+        started = await self.runner.run(f"race {code}", attempt)
+        if started is None:
+            race = await self.store.load_race(code)
+            return race is None or not RaceMachine(race, self.rules).starts_by_itself
+        machine, step, events = started
+        players = machine.players()
+        log.info("race %s started by itself with %d seats", code, len(players))
+        self._seats.put(code, players)
+        self.applier.deliver(events)
+        if step.dealt[0].record.over:
+            await self.close_if_due(code)
+        if any(is_bot(pl) for pl in players):
+            await self._drive_bots(code)
+        return True
+
     async def _drive_bots(self, code: str) -> None:
         # Indexed before the reply, so that any instance drives them should this one die;
         # the bot runner here takes them at once.
@@ -226,6 +319,7 @@ class Races:
         first asker makes it, as its host, and every seat of the finished race hears of it;
         whoever asks after is seated in that same race, as by `join`."""
         code = self._code(msg.race)
+        await self.store.queue.drop(who.player)  # seated in the rematch: no longer waiting
 
         async def attempt() -> Plan[RaceMachine]:
             race = await self.store.load_race(code)
@@ -365,7 +459,8 @@ class Races:
             if machine.gids() != guess:
                 loaded = await self.store.load_records(machine.gids())
             records = [r for r in loaded if r is not None]
-            step = machine.close(records, self.clock.now_ms())
+            ratings = await self._ratings(race) if race.rated else None
+            step = machine.close(records, self.clock.now_ms(), ratings)
             if step is None:
                 return done(False)
             events = self._route(step)
@@ -409,6 +504,14 @@ class Races:
         return len(entries)
 
     # ------------------------------------------------------------ helpers
+
+    async def _ratings(self, race: RaceRecord) -> list[PlayerRating]:
+        """The seats' ratings in the race's game as stored now (new players' unstored)."""
+        stored = await self.store.ratings.load(race.game, race.players())
+        return [
+            r if r is not None else new_rating(s.player, race.game, s.name)
+            for s, r in zip(race.seats, stored, strict=True)
+        ]
 
     async def _open(
         self,

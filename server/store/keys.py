@@ -59,6 +59,19 @@ multi-key command or script touches keys of a single slot:
     {ns:alltime:GAME}:won:PID       zset   days the player won
     {ns:daily}:open                 zset   gids of daily attempts not yet ranked, by day end (ms)
     {ns:daily}:sweep                string lock: the instance closing attempts whose day is over
+
+Quick races and ratings (server/play/quick.py, server/store/queue.py, server/store/ratings.py):
+
+    {ns:queue}:entries              hash   player -> their queue entry (server/store/queue.py)
+    {ns:queue}:lease                string lock: the instance running the matcher (expires)
+    {ns:queue}:starting             zset   quick races in their lobby, by their start time (ms)
+    {ns:rating:GAME}:p:PID          hash   a player's rating in GAME: name, mu, sigma, games, ver
+    {ns:rating:GAME}:board          zset   player -> displayed rating
+    {ns:rating:GAME}:hist:PID       list   the player's rated races in GAME (JSON), newest last
+
+A rated race's close writes its seats' ratings in the same APPLY call as the close; on a
+single Redis the race's keys and the game's rating keys go in one script. (On a Redis
+Cluster they hash to two slots: server/store/store.py says what it does then.)
 """
 
 from __future__ import annotations
@@ -206,6 +219,28 @@ class Keys:
 
     def sweep_lock(self) -> str:
         return f"{{{self.ns}:daily}}:sweep"
+
+    # -- quick races and ratings
+    def queue_entries(self) -> str:
+        return f"{{{self.ns}:queue}}:entries"
+
+    def queue_lease(self) -> str:
+        return f"{{{self.ns}:queue}}:lease"
+
+    def starting_index(self) -> str:
+        return f"{{{self.ns}:queue}}:starting"
+
+    def _rating(self, game: str) -> str:
+        return f"{{{self.ns}:rating:{game}}}"
+
+    def rating(self, game: str, player: str) -> str:
+        return self._rating(game) + f":p:{player}"
+
+    def rating_board(self, game: str) -> str:
+        return self._rating(game) + ":board"
+
+    def rating_history(self, game: str, player: str) -> str:
+        return self._rating(game) + f":hist:{player}"
 
     # -- pub/sub
     def instance_channel(self, instance: str) -> str:

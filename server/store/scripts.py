@@ -101,7 +101,7 @@ APPLY = (
     + """
 local COMMANDS = {HSET = true, RPUSH = true, RPOP = true, LREM = true, SADD = true,
                   DEL = true, EXPIRE = true, PERSIST = true, ZADD = true, ZREM = true,
-                  ZREMRANGEBYSCORE = true}
+                  ZREMRANGEBYSCORE = true, LTRIM = true}
 local batch = cmsgpack.unpack(ARGV[4])
 for i, g in ipairs(batch[1]) do
   local key, want = KEYS[g[1]], g[2]
@@ -305,4 +305,31 @@ redis.call('HSET', KEYS[1], 'tokens', string.format('%.6f', tokens), 'at_ms', AR
            'day', ARGV[4], 'made', made)
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return ''
+"""
+
+# ---------------------------------------------------------------- quick races
+
+# Put a player in the queue (server/store/queue.py). KEYS: the entries hash. ARGV: player,
+# their entry, its game. A player already waiting for that game keeps their entry (a
+# request sent again); waiting for another game, the new entry replaces it. Returns the
+# entry now stored.
+QUEUE_PUT = """
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+if old then
+  local game = string.match(old, '^[^\t]*')
+  if game == ARGV[3] then return old end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return ARGV[2]
+"""
+
+# The matcher takes the players of a race it formed out of the queue, all or none: each
+# must still be waiting with the very entry it matched on (not gone, not queued again).
+# KEYS: the entries hash. ARGV: player, entry, player, entry, ... Returns 1 if taken, else 0.
+QUEUE_TAKE = """
+for i = 1, #ARGV, 2 do
+  if redis.call('HGET', KEYS[1], ARGV[i]) ~= ARGV[i + 1] then return 0 end
+end
+for i = 1, #ARGV, 2 do redis.call('HDEL', KEYS[1], ARGV[i]) end
+return 1
 """

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import msgspec
+
 from server.config import Config
 from server.domain.changes import MUST_NOT_EXIST, GameChange, RaceChange, Written
 from server.domain.ids import race_gid
@@ -29,6 +31,8 @@ from server.store.errors import STORE_ERRORS, StoreUnavailable, unavailable_on_f
 from server.store.group_commit import GroupCommit
 from server.store.keys import GameKeys, Keys
 from server.store.locks import Lease
+from server.store.queue import QueueStore
+from server.store.ratings import HISTORY_KEPT, RatingsStore
 from server.store.stats import StatsStore
 from server.store.writes import Batch
 
@@ -59,6 +63,10 @@ def new_token() -> str:
 UNPLAYED_MARGIN_S = 60
 
 
+def _point_json(point: Any) -> str:
+    return msgspec.json.encode(point).decode()
+
+
 def new_player_id() -> str:
     return secrets.token_hex(8)
 
@@ -87,6 +95,8 @@ class Store:
             redis, self.keys, config.leaderboard_default_rows, config.leaderboard_max_rows
         )
         self.stats = StatsStore(redis, self.keys)
+        self.queue = QueueStore(redis, self.keys, instance)
+        self.ratings = RatingsStore(redis, self.keys)
         self.commit = GroupCommit(
             redis,
             redis.register_script(scripts.MOVES),
@@ -664,8 +674,23 @@ class Store:
                 batch.command("EXPIRE", key, change.ttl_s)
             else:
                 batch.command("PERSIST", key)
+        if not self.config.redis_cluster:
+            self._rate(batch, change)
         batch.relay_to(interest, change.payload)
         return batch
+
+    def _rate(self, batch: Batch, change: RaceChange) -> None:
+        """A rated close's new ratings, each checked at the version the close read: a
+        rating changed since (another race of the player closed) makes the close stale."""
+        for c in change.ratings:
+            r = c.rating
+            key = self.keys.rating(r.game, r.player)
+            history = self.keys.rating_history(r.game, r.player)
+            batch.expect(key, c.expect_ver)
+            batch.hset(key, r.to_redis())
+            batch.command("ZADD", self.keys.rating_board(r.game), c.shown, r.player)
+            batch.command("RPUSH", history, _point_json(c.point))
+            batch.command("LTRIM", history, -HISTORY_KEPT, -1)
 
     def _seat_game_keys(self, race: RaceRecord) -> list[str]:
         out: list[str] = []
@@ -691,9 +716,16 @@ class Store:
         `deadline_ms`) if the close went through (the race is at its closed version)."""
         code = change.race.code
         if self.config.redis_cluster:
-            # The index and the race hash to different slots: one after the other.
+            # The index and the race hash to different slots: one after the other. So do a
+            # rated race's ratings (one slot per game): written right after the close, so
+            # on a cluster a crash in between can lose a race's rating update.
             status = await self.write_race(change)
             if status is Written.APPLIED:
+                if change.ratings:
+                    ratings = Batch()
+                    self._rate(ratings, change)
+                    if await self.apply(ratings) is not Written.APPLIED:
+                        log.warning("race %s: its ratings changed meanwhile; not rated", code)
                 await self.unindex(code, deadline_ms)
             return status
         unindex = Batch()

@@ -123,6 +123,7 @@ def render_leaderboard(
         heading = f"{title} · all time"
         subtitle = "Ranked by days won, then total score over every daily challenge."
         day_links = _link(leaderboard_path(board.game, today.isoformat()), "Today's challenge")
+        day_links += " " + _link(f"/ratings/{quote(board.game)}", "Ratings")
     else:
         day = dt.date.fromisoformat(board.date)
         heading = f"{title} · daily challenge"
@@ -138,7 +139,8 @@ def render_leaderboard(
         else:
             next_link = f'<span class="disabled">{nxt} →</span>'
         all_link = _link(leaderboard_path(board.game, ALL_TIME), "All time")
-        day_links = f"{prev_link} {all_link} {next_link}"
+        ratings = _link(f"/ratings/{quote(board.game)}", "Ratings")
+        day_links = f"{prev_link} {all_link} {ratings} {next_link}"
     shown = len(board.entries)
     players = "player" if board.total == 1 else "players"
     footer = f"{board.total} {players}"
