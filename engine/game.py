@@ -323,7 +323,10 @@ class Game:
         b''
         """
         p = self._p
-        return b"".join([bytes(p[i]) for _, i in self._HIDDEN_AT])
+        at = self._HIDDEN_AT
+        if len(at) == 1:  # most games: one face-down pile (the stock)
+            return bytes(p[at[0][1]])
+        return b"".join([bytes(p[i]) for _, i in at])
 
     def view(self) -> dict[str, Any]:
         """The public view: plain dicts, lists, strings, ints and bools; hidden piles as counts.

@@ -8,7 +8,7 @@ the two; everything else reads the outcome.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 class Termination(enum.Enum):
@@ -23,15 +23,16 @@ class Termination(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class Outcome:
     termination: Termination
+    # Plain fields, set from the termination, rather than properties: every state, progress
+    # and board of a finished game reads them (on the move path).
+    won: bool = field(init=False, compare=False, repr=False)
+    # Whether the game itself ended (won or stuck), rather than being stopped.
+    over: bool = field(init=False, compare=False, repr=False)
 
-    @property
-    def won(self) -> bool:
-        return self.termination is Termination.WON
-
-    @property
-    def over(self) -> bool:
-        """Whether the game itself ended (won or stuck), rather than being stopped."""
-        return self.termination is Termination.WON or self.termination is Termination.STUCK
+    def __post_init__(self) -> None:
+        t = self.termination
+        object.__setattr__(self, "won", t is Termination.WON)
+        object.__setattr__(self, "over", t is Termination.WON or t is Termination.STUCK)
 
     @property
     def resigned(self) -> bool:

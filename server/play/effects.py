@@ -14,7 +14,8 @@ instance's connections (the deliver function, server/edge/hub.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+
+import msgspec
 
 import protocol as p
 from server.store.events import Event, ForSpectators, encode_events
@@ -22,11 +23,11 @@ from server.store.events import Event, ForSpectators, encode_events
 Deliver = Callable[[list[Event]], None]
 
 
-# Named tuples: a move says two of these, and a frozen dataclass costs a setattr call per
-# field to build.
+# Frozen structs: a move says two of these, and a struct is made in C (a named tuple's
+# constructor is a Python function, a frozen dataclass costs a setattr call per field).
 
 
-class ToPlayers(NamedTuple):
+class ToPlayers(msgspec.Struct, frozen=True):
     """Every connection of these players; with `but_asker`, not the connection that asked
     (it gets the reply instead)."""
 
@@ -40,7 +41,7 @@ class ToPlayers(NamedTuple):
 ToSpectators = ForSpectators
 
 
-class Say(NamedTuple):
+class Say(msgspec.Struct, frozen=True):
     """Messages for an audience (players' connections), and what the race's spectators
     hear of them (`spectators`: the same messages, and their boards)."""
 
@@ -67,14 +68,22 @@ class Applier:
         out: list[Event] = []
         encoded: dict[int, bytes] = {}  # id(message) -> its frame: one message, one encoding
         encode = p.encode
-        for to, messages, spectators in says:
+        for say in says:
+            players, but_asker = say.to.players, say.to.but_asker
             frames = []
-            for m in messages:
+            for m in say.messages:
                 frame = encoded.get(id(m))
                 if frame is None:
                     frame = encoded[id(m)] = encode(m)
                 frames.append(frame)
-            out.append(Event(list(to.players), frames, asker if to.but_asker else "", spectators))
+            out.append(
+                Event(
+                    players if type(players) is list else list(players),
+                    frames,
+                    asker if but_asker else "",
+                    say.spectators,
+                )
+            )
         return out
 
     @staticmethod

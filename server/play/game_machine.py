@@ -54,7 +54,7 @@ def elapsed_ms(rec: GameRecord, now_ms: int) -> int:
     """The game's clock: from its start to its end (or now), never past its time limit."""
     if not rec.started_at_ms:
         return 0
-    end = rec.finished_at_ms if rec.finished else now_ms
+    end = now_ms if rec.outcome is None else rec.finished_at_ms
     if rec.ends_at_ms:
         end = min(end, rec.ends_at_ms)
     return max(0, end - rec.started_at_ms)
@@ -135,17 +135,18 @@ class LiveGame:
 
     def state(self, now_ms: int, re: int | None = None) -> p.State:
         rec = self.record
+        outcome = rec.outcome
         return p.State(
             re=re,
             gid=rec.gid,
             kind=rec.kind,
             game=rec.game,
-            n=self.n,
+            n=self.base + len(self.tail),
             view=msgspec.Raw(p.encode_value(self.game.view())),
             score=rec.score,
-            won=rec.won,
-            over=rec.over,
-            finished=rec.finished,
+            won=outcome is not None and outcome.won,
+            over=outcome is not None and outcome.over,
+            finished=outcome is not None,
             elapsed_ms=elapsed_ms(rec, now_ms),
             race=rec.race or None,
             date=rec.date or None,
@@ -178,7 +179,7 @@ def seat_seen(live: LiveGame, view: msgspec.Raw, now_ms: int) -> SeatSeen:
     outcome = rec.outcome
     return SeatSeen(
         rec.player,
-        live.n,
+        live.base + len(live.tail),
         view,
         rec.score,
         outcome is not None and outcome.won,
@@ -191,15 +192,16 @@ def seat_seen(live: LiveGame, view: msgspec.Raw, now_ms: int) -> SeatSeen:
 
 def progress(rec: GameRecord, now_ms: int) -> p.Progress:
     """A race seat's `progress` as its record stands at `now_ms`."""
+    outcome = rec.outcome
     return p.Progress(
         race=rec.race,
         player=rec.player,
         name=rec.name,
         score=rec.score,
         moves=rec.moves,
-        won=rec.won,
-        over=rec.over,
-        finished=rec.finished,
+        won=outcome is not None and outcome.won,
+        over=outcome is not None and outcome.over,
+        finished=outcome is not None,
         elapsed_ms=elapsed_ms(rec, now_ms),
     )
 

@@ -10,9 +10,12 @@ server's hot path: its helpers that need not wait are plain functions.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
+
+import msgspec
 
 import protocol as p
 from server.clock import Clock
@@ -22,7 +25,7 @@ from server.domain.kinds import GameKind
 from server.domain.records import GameRecord
 from server.metrics import Metrics
 from server.play.cache import LiveGames
-from server.play.effects import Applier, Say, ToPlayers, ToSpectators, to_player
+from server.play.effects import Applier, Say, ToPlayers, ToSpectators
 from server.play.game_machine import (
     GameRules,
     LiveGame,
@@ -32,7 +35,7 @@ from server.play.game_machine import (
     decide_resign,
     seat_seen,
 )
-from server.play.optimistic import Optimistic, Plan
+from server.play.optimistic import Optimistic, Plan, Steps
 from server.play.players import Who
 from server.play.races import Races
 from server.store.events import Event
@@ -104,8 +107,13 @@ class Moves:
             # Again only if the stored game moved on meanwhile (the runner's STALE).
             try:
                 state = await self.runner.run(
-                    f"game {gid}",
-                    lambda: self._attempt(who, gid, re, n, move),
+                    "game " + gid,
+                    self._attempt,
+                    who,
+                    gid,
+                    re,
+                    n,
+                    move,
                     exhausted=_kept_changing,
                 )
             except StoreUnavailable as exc:
@@ -114,35 +122,80 @@ class Moves:
                 raise StoreUnavailable(str(exc), "the store is unavailable; resend") from exc
         return [state]
 
-    async def _attempt(
+    def _attempt(
         self, who: Who, gid: str, re: int | None, n: int | None, move: str
-    ) -> Plan[p.State]:
-        """One attempt: load (from the cache when it can), decide, and the write to make."""
+    ) -> Steps[p.State] | Awaitable[Steps[p.State]]:
+        """One attempt: load (from the cache when it can), decide, and the write to make.
+        Most moves need not wait for any of it (the game cached and current, the race's
+        seats known): their plan comes back at once, without a coroutine."""
         cache = self.cache
         # Ours outright from here (the game's turn is ours too): given back once the store
         # has what is decided, or as it was if nothing is; dropped if the write fails.
         live = cache.take(gid)
         if live is None or (n is not None and n != live.n):
-            # Not cached, or our copy may be behind (a move through another process).
-            if parse_gid(gid) is None:
-                raise p.Refused(p.NOT_FOUND, "no such game")
             if live is not None:
                 cache.adopt(live)  # kept if the store still has it so
-            live = await cache.get(gid, fresh=True)
-            if live is not None:
-                cache.take(gid)
-        # Written only over the game it was decided on (a resignation too): a copy cached
-        # here may be stale if another connection of the player moved through another
-        # instance, and its version no longer matches the stored one.
-        expect_ver = live.record.ver if live is not None else 0
+            return self._attempt_loading(who, gid, re, n, move)
+        seats: list[str] | None = None
+        if live.record.kind is GameKind.RACE:
+            seats = self.races.known_seats(live.record.race)
+            if seats is None:
+                cache.adopt(live)
+                return self._attempt_loading(who, gid, re, n, move)
+        return self._decide(who, gid, re, n, move, live, None, seats)
+
+    async def _attempt_loading(
+        self, who: Who, gid: str, re: int | None, n: int | None, move: str
+    ) -> Steps[p.State]:
+        """An attempt that must wait for the store: the game (not cached, or our copy may be
+        behind: a move through another process), a stored move, the race's seats."""
+        cache = self.cache
+        if parse_gid(gid) is None:
+            raise p.Refused(p.NOT_FOUND, "no such game")
+        live = await cache.get(gid, fresh=True)
+        if live is None or live.record.player != who.player:
+            raise p.Refused(p.NOT_FOUND, "no such game")
+        cache.take(gid)
         try:
-            if live is None or live.record.player != who.player:
-                raise p.Refused(p.NOT_FOUND, "no such game")
-            # A resent move from before the moves kept in memory is checked against the store.
+            # A resent move from before the moves kept in memory is checked against the
+            # store.
             stored = (
                 await self.stores.games.move_at(gid, n) if n is not None and n < live.base else None
             )
-            now_us = self.clock.now_us()
+            seats: list[str] | None = None
+            if live.record.kind is GameKind.RACE:
+                seats = self.races.known_seats(live.record.race)
+                if seats is None:
+                    seats = await self.races.seats(live.record.race)
+        except BaseException:
+            cache.adopt(live)  # nothing was decided: the game is as it was
+            raise
+        decided = self._decide(who, gid, re, n, move, live, stored, seats)
+        return await decided if inspect.iscoroutine(decided) else decided  # type: ignore[return-value]
+
+    def _decide(
+        self,
+        who: Who,
+        gid: str,
+        re: int | None,
+        n: int | None,
+        move: str,
+        live: LiveGame,
+        stored: str | None,
+        seats: list[str] | None,
+    ) -> Steps[p.State] | Awaitable[Steps[p.State]]:
+        """Decide on `live` (ours outright): the plan, or an awaitable of the refusal once
+        the race whose time is up is closed."""
+        cache = self.cache
+        # Written only over the game it was decided on (a resignation too): a copy cached
+        # here may be stale if another connection of the player moved through another
+        # instance, and its version no longer matches the stored one.
+        record = live.record
+        expect_ver = record.ver
+        now_us = self.clock.now_us()
+        try:
+            if record.player != who.player:
+                raise p.Refused(p.NOT_FOUND, "no such game")
             try:
                 decision = (
                     decide_move(live, n, move, now_us, self.rules, stored)
@@ -153,54 +206,35 @@ class Moves:
                 self.metrics.moves_rejected.labels(refused.code).inc()
                 raise
         except BaseException as exc:
-            if live is not None:
-                cache.adopt(live)  # nothing was decided: the game is as it was
-                if isinstance(exc, TimeUp) and live.record.kind is GameKind.RACE:
-                    await self.races.close_if_due(live.record.race)
+            cache.adopt(live)  # nothing was decided: the game is as it was
+            if isinstance(exc, TimeUp) and record.kind is GameKind.RACE:
+                return self._closing(record.race, exc)
             raise
         if isinstance(decision, Retransmission):
             cache.adopt(live)
             return Plan(lambda: self._again(gid, re))
         # From here `live` is ahead of the store: it goes back to the cache only once the
         # store has the move; should anything fail, it is dropped (and read again).
-        now = self.clock.now_ms()
+        now = now_us // 1000
         after = decision.after
         record = after.record
         state = after.state(now)
-        says = [to_player(who.player, state, but_asker=True)]
-        if record.kind is GameKind.RACE:
-            races = self.races
-            seats = races.known_seats(record.race)
-            if seats is None:
-                seats = await races.seats(record.race)
-            # An asynchronous race has no seats to tell (nor spectators while it is open):
-            # its seats see each other as ghosts, scheduled from the stored moves
-            # (server/play/ghosts.py).
-            if seats:
-                # The race's spectators hear the progress too, and the seat's board, which
-                # is decided fair where they are (server/play/spectator_boards.py).
-                board = ToSpectators(record.race, boards=[seat_seen(after, state.view, now)])
-                says.append(Say(ToPlayers(seats), [after.progress(now)], board))
+        says = [Say(ToPlayers((who.player,), True), [state])]
+        # An asynchronous race has no seats to tell (nor spectators while it is open): its
+        # seats see each other as ghosts, scheduled from the stored moves
+        # (server/play/ghosts.py).
+        if seats:
+            # The race's spectators hear the progress too, and the seat's board, which is
+            # decided fair where they are (server/play/spectator_boards.py).
+            board = ToSpectators(record.race, None, [seat_seen(after, state.view, now)])
+            says.append(Say(ToPlayers(seats), [after.progress(now)], board))
         events = self.applier.events(says, who.uid)
-        payload = self.applier.payload(events)
+        return _MovePlan(self, after, move, expect_ver, decision.snapshot, state, re, events, now)
 
-        def write() -> Awaitable[Written]:  # the group commit's future, as it is
-            return self.stores.games.write_move(
-                record, move, expect_ver, payload, decision.snapshot, now
-            )
-
-        def answered() -> p.State | Awaitable[p.State]:
-            self._stored(after, move)
-            if record.finished:
-                return self._finished(record, state, re, events)
-            state.re = re
-            self.applier.deliver(events)
-            return state
-
-        def stale() -> None:
-            cache.evict(gid)  # the stored game moved on: a copy cached meanwhile is behind it
-
-        return Plan(answered, write, missing=_no_such_game, stale=stale)
+    async def _closing(self, race: str, refusal: BaseException) -> Steps[p.State]:
+        """The race whose time is up closed, then the move refused."""
+        await self.races.close_if_due(race)
+        raise refusal
 
     async def _finished(
         self, record: GameRecord, state: p.State, re: int | None, events: list[Event]
@@ -238,8 +272,45 @@ class Moves:
             log.info("game %s: player %s resigned", record.gid, record.player)
 
 
-def _no_such_game() -> p.State:
-    raise p.Refused(p.NOT_FOUND, "no such game")
+class _MovePlan(msgspec.Struct):
+    """The plan of a decided move or resignation (optimistic.Steps): write it, then cache
+    the game, answer and deliver. Its own plan, rather than a Plan of closures, and a
+    struct (made in C): one object per move on the hot path."""
+
+    moves: Moves
+    after: LiveGame
+    move: str
+    expect_ver: int
+    snapshot: str
+    state: p.State
+    re: int | None
+    events: list[Event]
+    now: int
+
+    def write(self) -> Awaitable[Written]:  # the group commit's future, as it is
+        moves = self.moves
+        payload = moves.applier.payload(self.events)
+        return moves.stores.games.write_move(
+            self.after.record, self.move, self.expect_ver, payload, self.snapshot, self.now
+        )
+
+    def then(self) -> p.State | Awaitable[p.State]:
+        moves, after, state = self.moves, self.after, self.state
+        moves._stored(after, self.move)
+        record = after.record
+        if record.outcome is not None:  # finished
+            return moves._finished(record, state, self.re, self.events)
+        state.re = self.re
+        moves.applier.deliver(self.events)
+        return state
+
+    @staticmethod
+    def missing() -> p.State:
+        raise p.Refused(p.NOT_FOUND, "no such game")
+
+    def stale(self) -> None:
+        # The stored game moved on: a copy cached meanwhile is behind it.
+        self.moves.cache.evict(self.after.record.gid)
 
 
 def _kept_changing() -> p.State:

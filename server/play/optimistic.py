@@ -20,12 +20,13 @@ the stale and missing paths are driven on the real store, not only by chance und
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import inspect
 import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from types import CoroutineType
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 import protocol as p
 from server.domain.changes import Written
@@ -33,6 +34,7 @@ from server.domain.changes import Written
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 Write = Callable[[], Awaitable[Written]]
 # What tests run between an attempt's decision and its write: (what, attempt number).
 Interpose = Callable[[str, int], Awaitable[None]]
@@ -50,6 +52,30 @@ class Plan(Generic[T]):
     write: Write | None = None
     missing: Callable[[], T] | None = None
     stale: Callable[[], None] | None = None  # told that the write found the record changed
+
+
+class Steps(Protocol[T_co]):
+    """What the runner asks of a plan (a `Plan`, or an object of the hot path that is its
+    own plan, so that a move makes one object rather than a plan and its closures)."""
+
+    @property
+    def then(self) -> Callable[[], T_co | Awaitable[T_co]]: ...
+    @property
+    def write(self) -> Write | None: ...
+    @property
+    def missing(self) -> Callable[[], T_co] | None: ...
+    @property
+    def stale(self) -> Callable[[], None] | None: ...
+
+
+# What an attempt or a plan's `then` may give to be awaited: a coroutine (an `async def`'s)
+# or a future (a task, the group commit's). Checked by type rather than with
+# inspect.isawaitable, whose ABC check costs the move path on every plain answer.
+_AWAITABLES = (CoroutineType, asyncio.Future)
+
+
+def _awaitable(value: object) -> bool:
+    return isinstance(value, _AWAITABLES)
 
 
 async def answer(value: T) -> T:
@@ -80,25 +106,30 @@ class Optimistic:
     async def run(
         self,
         what: str,
-        attempt: Callable[[], Awaitable[Plan[T]]],
-        *,
+        attempt: Callable[..., Steps[T] | Awaitable[Steps[T]]],
+        *args: object,
         retries: int | None = None,
         exhausted: Callable[[], T] | None = None,
     ) -> T:
         """Run `attempt` until its write is applied (see the module's docstring). `what`
-        names the record for messages and logs ("race ABC", "game r.ABC.x")."""
+        names the record for messages and logs ("race ABC", "game r.ABC.x"); `attempt` is
+        called with `args` (no closure to make per operation). An attempt
+        may return its plan at once (the move path, when it need not wait) or an awaitable
+        of it."""
         bound = self.retries if retries is None else retries
         for n in range(bound):
-            plan = await attempt()
-            if plan.write is None:
+            got: Any = attempt(*args)
+            plan: Steps[T] = await got if _awaitable(got) else got
+            write = plan.write
+            if write is None:
                 reply = plan.then()
-                return await reply if inspect.isawaitable(reply) else reply
+                return await cast(Awaitable[T], reply) if _awaitable(reply) else cast(T, reply)
             if self._interpose is not None:
                 await self._interpose(what, n)
-            written = await plan.write()
+            written = await write()
             if written is Written.APPLIED:
                 reply = plan.then()
-                return await reply if inspect.isawaitable(reply) else reply
+                return await cast(Awaitable[T], reply) if _awaitable(reply) else cast(T, reply)
             if written is Written.MISSING:
                 if plan.missing is not None:
                     return plan.missing()

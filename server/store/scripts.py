@@ -48,13 +48,18 @@ local function apply(meta, moves, interest, times, expect, move, payload, fields
   if tonumber(st[1] or '0') ~= expect then return 0 end
   if move ~= '' then
     local n = redis.call('RPUSH', moves, move)
-    local t = redis.call('LLEN', times)
-    while t < n - 1 do  -- moves stored before their times were kept: time 0
-      local pad = {}
-      for _ = 1, math.min(n - 1 - t, 1000) do pad[#pad + 1] = '0' end
-      t = redis.call('RPUSH', times, unpack(pad))
+    -- Pushed first, checked after: one command for nearly every move (the times list as
+    -- long as the moves), the fix-ups only for games stored before times were kept.
+    local t = redis.call('RPUSH', times, at)
+    if t ~= n then
+      t = redis.call('RPOP', times) and t - 1
+      while t < n - 1 do  -- moves stored before their times were kept: time 0
+        local pad = {}
+        for _ = 1, math.min(n - 1 - t, 1000) do pad[#pad + 1] = '0' end
+        t = redis.call('RPUSH', times, unpack(pad))
+      end
+      if t < n then redis.call('RPUSH', times, at) end
     end
-    if t < n then redis.call('RPUSH', times, at) end
     if snap then
       redis.call('ZREMRANGEBYSCORE', snaps, n, '+inf')
       redis.call('ZADD', snaps, n, snap)
