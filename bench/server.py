@@ -713,7 +713,8 @@ async def run(args: argparse.Namespace) -> int:
                       if "group commit:" in line]  # fmt: skip
             label = f"{t.server.name}: " if len(targets) > 1 else ""
             if commit:
-                print(f"  {label}server's " + commit[-1].split("server.store.store: ", 1)[-1])
+                # From the group commit's own words on: its logger's name moved between versions.
+                print(f"  {label}server's group commit:" + commit[-1].split("group commit:", 1)[-1])
             print(f"  {label}races played: {t.total.races}; errors: {t.total.errors}; "
                   f"acknowledged moves found in the store: {found} of {acked}")  # fmt: skip
             ok = ok and found == acked and t.total.errors == 0

@@ -47,7 +47,7 @@ from server.solver_pool import SolverPool
 from server.store.bus import Bus
 from server.store.embedded import Supervision, SupervisionMetrics
 from server.store.redis_client import create_redis
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +77,11 @@ class App:
         self.sessions: set[Session] = set()
         self.draining = False
         self.port = 0
-        self.store = Store(config, create_redis(config, redis_url), self.instance)
-        self.cache = LiveGames(self.store, config.game_cache_size, self.metrics)
+        self.stores = Stores(config, create_redis(config, redis_url), self.instance)
+        self.cache = LiveGames(self.stores, config.game_cache_size, self.metrics)
         self.bus = Bus(
             create_redis(config, redis_url, decode_responses=False),
-            self.store.instance_channel,
+            self.stores.presence.instance_channel,
             self.hub.deliver,
         )
         self.solver = SolverPool(
@@ -92,8 +92,8 @@ class App:
             owners_remembered=config.solver_owners_remembered,
         )
         deliver = self.hub.deliver
-        names = Names(self.store, self.clock, self.metrics)
-        self.players = Players(self.store, self.cache, self.clock, names)
+        names = Names(self.stores, self.clock, self.metrics)
+        self.players = Players(self.stores, self.cache, self.clock, names)
         bot_races = StartedBotRaces()
         hub = self.hub
         cache = self.cache
@@ -103,18 +103,18 @@ class App:
             return live is not None and live.record.finished
 
         self.ghosts = Ghosts(
-            self.store, self.clock, deliver, lambda pl: bool(hub.sessions(pl)), game_finished
+            self.stores, self.clock, deliver, lambda pl: bool(hub.sessions(pl)), game_finished
         )
         self.races = Races(
-            self.store, self.cache, self.clock, config, deliver, bot_races, self.ghosts
+            self.stores, self.cache, self.clock, config, deliver, bot_races, self.ghosts
         )
         # The daily deals' secret is read at start-up (run), before anyone plays.
         self.day_seeds = DaySeeds()
         self.daily_deals = DailyDeals(
-            self.store, self.day_seeds.seed, self.solver, config, self.instance
+            self.stores, self.day_seeds.seed, self.solver, config, self.instance
         )
         self.daily = DailyService(
-            self.store,
+            self.stores,
             self.day_seeds,
             self.clock.now_s,
             engine.GAMES,
@@ -122,7 +122,7 @@ class App:
             self.daily_deals,
         )
         self.moves = Moves(
-            self.store,
+            self.stores,
             self.cache,
             self.races,
             self.clock,
@@ -132,12 +132,12 @@ class App:
             GameRules.of(config),
         )
         self.bots = BotRunner(
-            self.store, self.cache, self.moves, self.solver, self.clock, config, bot_races
+            self.stores, self.cache, self.moves, self.solver, self.clock, config, bot_races
         )
-        self.quick = Quick(self.store, self.races, self.clock, config, deliver, self.metrics)
-        self.presence = Presence(self.store, self.races, self.quick, config)
+        self.quick = Quick(self.stores, self.races, self.clock, config, deliver, self.metrics)
+        self.presence = Presence(self.stores, self.races, self.quick, config)
         self.practice = Practice(
-            self.store,
+            self.stores,
             self.cache,
             self.moves,
             self.solver,
@@ -146,8 +146,8 @@ class App:
             deliver,
             self.metrics,
         )
-        self.replays = Replays(self.store, self.clock, config)
-        self.spectating = Spectating(self.store, self.cache, self.clock, config, self.hub)
+        self.replays = Replays(self.stores, self.clock, config)
+        self.spectating = Spectating(self.stores, self.cache, self.clock, config, self.hub)
         CacheGauges(self.bounded_caches(), self.metrics.registry)
         self.memory = MemoryDebug(self.bounded_caches(), self.other_sizes)
         if config.debug_memory:
@@ -160,7 +160,7 @@ class App:
             config=config,
             metrics=self.metrics,
             admission=self.admission,
-            new_players=NewPlayers(config, self.store, self.clock, self.metrics),
+            new_players=NewPlayers(config, self.stores, self.clock, self.metrics),
             hub=self.hub,
             decoder=p.RequestDecoder(config.limits),
             players=self.players,
@@ -185,7 +185,7 @@ class App:
         rather than through each owner, so that a new memo is one line in one place."""
         return {
             "games": self.cache._items,
-            "game_keys": self.store._game_keys,
+            "game_keys": self.stores.games._game_keys,
             "race_seats": self.races._seats,
             "race_lobbies": self.races._lobbies,
             "replay_marks": self.replays._marks,
@@ -215,11 +215,11 @@ class App:
 
     async def run(self) -> None:
         cfg = self.config
-        await self.store.open()
-        self.day_seeds.use((await self.store.secret_or_new(cfg.secret)).encode())
+        await self.stores.open()
+        self.day_seeds.use((await self.stores.presence.secret_or_new(cfg.secret)).encode())
         await self.bus.start()
         routes = HttpRoutes(
-            health=self.store.ping,
+            health=self.stores.ping,
             store_problem=self.supervision.describe if self.supervision else None,
             metrics=self.metrics,
             daily=self.daily,
@@ -293,7 +293,7 @@ class App:
             await self.ghosts.close()
             self.solver.close()
             await server.wait_closed()
-        await self.store.close()
+        await self.stores.close()
         await self.bus.close()
         log.info("stopped")
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from server.config import Config
 from server.store.embedded import EmbeddedRedis
-from server.store.errors import STORE_ERRORS
+from server.store.unavailable import STORE_ERRORS
 
 if TYPE_CHECKING:
     from server.edge.connection import Listen

@@ -311,8 +311,9 @@ def forbidden_imports(graph: Graph) -> list[str]:
 
 
 def key_building(graph: Graph, root: Path = ROOT) -> list[str]:
-    """Imports of the key layout, and uses of a store's `keys` attribute (`store.keys`,
-    `self.store.keys.x(...)`), in modules of server/ outside the store."""
+    """Imports of the key layout, and uses of a store's or a repository's `keys` attribute
+    (`stores.keys`, `self.stores.games.game_keys(...)`), in modules of server/ outside the
+    store."""
     problems = [
         f"{imp}  [only the store builds keys]"
         for imp in graph.imports
@@ -335,10 +336,18 @@ def key_building(graph: Graph, root: Path = ROOT) -> list[str]:
     return problems
 
 
+# The repositories, as the store's bundle names them (server/store/stores.py).
+REPOSITORIES = frozenset({"players", "games", "races", "daily", "presence", "boards", "stats"})
+
+
 def _names_a_store(node: ast.expr) -> bool:
-    """Whether an expression names a store: `store`, `self.store`, `self._store`, ..."""
+    """Whether an expression names a store or one of its repositories: `store`,
+    `self.stores`, `self._store`, `stores.games`, `game_repo`, ..."""
     name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
-    return name.lstrip("_").endswith("store")
+    if name.lstrip("_").endswith(("store", "stores", "repo")):
+        return True
+    value = getattr(node, "value", None)
+    return name in REPOSITORIES and value is not None and _names_a_store(value)
 
 
 # ---------------------------------------------------------------- the tests
@@ -425,7 +434,7 @@ def test_key_building_outside_the_store_is_caught(tmp_path: Path) -> None:
         "server/__init__.py": "",
         "server/store/__init__.py": "",
         "server/store/keys.py": "class Keys: ...\n",
-        "server/store/store.py": "from server.store.keys import Keys\nk = self.keys.race(1)\n",
+        "server/store/stores.py": "from server.store.keys import Keys\nk = self.keys.race(1)\n",
         "server/play/__init__.py": "",
         "server/play/races.py": (
             "def f(self, store):\n"
@@ -433,8 +442,17 @@ def test_key_building_outside_the_store_is_caught(tmp_path: Path) -> None:
             "    keys = store.keys\n"
             "    k = self.store.game_keys('r.X.y')\n"
             "    return self.keys, self._store.keys\n"
+            "def g(self, stores, game_repo):\n"
+            "    a = self.stores.keys.race_interest('X')\n"
+            "    k = stores.games.game_keys('r.X.y')\n"
+            "    m = self._stores.races.keys.race_meta('X')\n"
+            "    return game_repo.keys, self.stores.games.load_record('r.X.y')\n"
         ),
-        "server/play/clean.py": "from server.store import store\n",
+        "server/play/clean.py": (
+            "from server.store import stores\n"
+            "def h(self):\n"
+            "    return self.stores.games.load_record('r.X.y'), self.games.keys\n"
+        ),
         "server/play/layout.py": "from server.store.keys import Keys\n",
     }
     write_tree(tmp_path, files)
@@ -442,8 +460,12 @@ def test_key_building_outside_the_store_is_caught(tmp_path: Path) -> None:
     found = key_building(graph, tmp_path)
     assert sorted(f.split(":")[0] + ":" + f.split(":")[1] for f in found) == [
         "server/play/layout.py:1",
+        "server/play/races.py:10",
         "server/play/races.py:2",
         "server/play/races.py:3",
         "server/play/races.py:4",
         "server/play/races.py:5",
+        "server/play/races.py:7",
+        "server/play/races.py:8",
+        "server/play/races.py:9",
     ], found

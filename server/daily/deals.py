@@ -30,7 +30,7 @@ from server import solver_pool
 from server.config import Config
 from server.solver_pool import DAILY, SolverPool
 from server.store.locks import Lease
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -64,20 +64,20 @@ class DailyDeal:
 class DailyDeals:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         first_seed: Callable[[str, dt.date], int],
         pool: SolverPool,
         config: Config,
         owner: str,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.first_seed = first_seed  # the day's HMAC seed: the first candidate
         self.pool = pool
         self.config = config
         self.owner = owner
 
     async def stored(self, game: str, date: dt.date) -> DailyDeal | None:
-        raw = await self.store.stored_deal(game, date.isoformat())
+        raw = await self.stores.daily.stored_deal(game, date.isoformat())
         return DailyDeal.from_redis(game, date.isoformat(), raw) if raw else None
 
     async def get(self, game: str, date: dt.date) -> DailyDeal:
@@ -99,7 +99,7 @@ class DailyDeals:
         if deal is not None:
             return deal
         day = date.isoformat()
-        lock = self.store.deal_lock(game, day, self.config.daily_lock_s)
+        lock = self.stores.daily.deal_lock(game, day, self.config.daily_lock_s)
         if not await lock.take():
             return None
         renewer = asyncio.create_task(self._keep_lock(lock))
@@ -129,7 +129,7 @@ class DailyDeals:
                 "by": self.owner,
                 "at_ms": str(int(time.time() * 1000)),
             }
-            written = await self.store.store_deal_once(game, day, fields)
+            written = await self.stores.daily.store_deal_once(game, day, fields)
             if not found["proven"]:
                 log.error(
                     "daily deal %s %s: NO WINNABLE DEAL in %d candidates from seed %d; "

@@ -28,11 +28,11 @@ from server.play.game_machine import dealt_fields, elapsed_ms, timed_out
 from server.play.optimistic import Optimistic, Plan, done
 from server.play.players import Who
 from server.store.boards import ALL_TIME, Board, Result
-from server.store.errors import StoreUnavailable
+from server.store.unavailable import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.metrics import Metrics
-    from server.store.store import Store
+    from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -40,24 +40,24 @@ log = logging.getLogger(__name__)
 class DailyService:
     """The daily challenge over the stores: attempts, dates, seeds, boards and stats.
 
-    `store` is the server's game store (server/store/store.py): a daily attempt is one of its games,
-    kind "daily", that ends at the next 00:00 UTC.
+    `stores` are the server's repositories (server/store/stores.py): a daily attempt is one
+    of its games, kind "daily", that ends at the next 00:00 UTC.
     """
 
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         seeds: DaySeeds | bytes,
         clock: Callable[[], float],
         games: tuple[str, ...],
         metrics: Metrics | None = None,
         deals: DailyDeals | None = None,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.deals = deals  # None: the HMAC seed itself (tests of the boards alone)
         self.metrics = metrics
-        self.boards = store.boards
-        self.stats = store.stats
+        self.boards = stores.boards
+        self.stats = stores.stats
         self.seeds = seeds if isinstance(seeds, DaySeeds) else DaySeeds(seeds)
         self.clock = clock
         self.games = games
@@ -93,14 +93,14 @@ class DailyService:
         unfinished one to resume (record, False). Refused once the attempt is finished."""
         date = utc_date(now_ms / 1000)
         gid = daily_gid(date.isoformat(), game, player)
-        loaded = await self.store.load_record(gid)
+        loaded = await self.stores.games.load_record(gid)
         if loaded is None:
             if await self.boards.has_entry(game, date.isoformat(), player):
                 raise p.Refused(p.ALREADY_PLAYED, f"you have played the {game} daily today")
             deal = await self.deal(game, date)
             record = self._new_record(gid, player, name, game, date, now_ms, deal.seed)
             # Indexed first, so that the sweeper ranks it at midnight whatever happens next.
-            await self.store.index_open_attempt(gid, record.ends_at_ms)
+            await self.stores.daily.index_open_attempt(gid, record.ends_at_ms)
             if await self._create(record):
                 if self.metrics is not None:
                     self.metrics.daily_started.labels(game).inc()
@@ -108,7 +108,9 @@ class DailyService:
                 if record.finished:  # a deal with no move at all: ranked as it stands
                     await self.finished(record)
                 return record, True
-            loaded = await self.store.load_record(gid)  # made meanwhile by another connection
+            loaded = await self.stores.games.load_record(
+                gid
+            )  # made meanwhile by another connection
             if loaded is None:
                 raise p.Refused(p.UNAVAILABLE, "could not start the daily attempt; try again")
         record = loaded
@@ -120,9 +122,9 @@ class DailyService:
         """Store a new attempt and list it among the player's games, in one atomic step (a
         second connection asking at the same moment must never see it half written)."""
         change = GameChange(record, MUST_NOT_EXIST, all_fields=True)
-        if await self.store.write_game(change, index_games=True) is not Written.APPLIED:
+        if await self.stores.games.write_game(change, index_games=True) is not Written.APPLIED:
             return False
-        await self.store.keep_player(record.player)  # a player who starts a game is kept
+        await self.stores.players.keep_player(record.player)  # a player who starts a game is kept
         return True
 
     def _new_record(
@@ -146,7 +148,7 @@ class DailyService:
         day = date.isoformat()
         gid = daily_gid(day, game, player)
         ends_at_ms = int(day_start_s(date) * 1000) + DAY_MS
-        (record,) = await self.store.load_records([gid])
+        (record,) = await self.stores.games.load_records([gid])
         if record is not None:
             return p.DailyStatus(
                 game=game,
@@ -197,13 +199,13 @@ class DailyService:
         """
         date = dt.date.fromisoformat(record.date)
         # Marked on the board: a player made that very day (maybe to look at the deal first).
-        created_ms = await self.store.player_created_ms(record.player)
+        created_ms = await self.stores.players.player_created_ms(record.player)
         new = created_ms is not None and utc_date(created_ms / 1000) == date
         result = self.result_of(record, new)
         seq = await self.boards.record_day(record.game, record.date, result)
         await self.stats.record(record.game, date, result)
-        await self.store.unindex_open_attempt(record.gid)
-        await self.store.expire_games([record.gid], self.store.config.finished_race_ttl_s)
+        await self.stores.daily.unindex_open_attempt(record.gid)
+        await self.stores.games.expire_games([record.gid], self.stores.config.finished_race_ttl_s)
         if seq and self.metrics is not None:
             self.metrics.daily_finished.labels(record.game).inc()
         if seq:
@@ -220,11 +222,11 @@ class DailyService:
         work (in batches, for at most half the lock's time per call), and the writes are
         idempotent anyway.
         """
-        store = self.store
-        due = await store.open_attempts_due(now_ms, store.config.daily_sweep_batch)
+        stores = self.stores
+        due = await stores.daily.open_attempts_due(now_ms, stores.config.daily_sweep_batch)
         if not due:
             return []
-        lock = store.sweep_lock(lock_ms / 1000)
+        lock = stores.daily.sweep_lock(lock_ms / 1000)
         if not await lock.take():
             return []
         closed: list[GameRecord] = []
@@ -240,18 +242,18 @@ class DailyService:
                 if not await lock.renew():
                     log.warning("daily sweep: lost the sweep lock; another instance sweeps")
                     break
-                due = await store.open_attempts_due(now_ms, store.config.daily_sweep_batch)
+                due = await stores.daily.open_attempts_due(now_ms, stores.config.daily_sweep_batch)
         finally:
             await lock.release()
         return closed
 
     async def _close_one(self, gid: str) -> GameRecord | None:
-        store = self.store
+        stores = self.stores
 
         async def attempt() -> Plan[GameRecord | None]:
-            record = await store.load_record(gid) if parse_gid(gid) is not None else None
+            record = await stores.games.load_record(gid) if parse_gid(gid) is not None else None
             if record is None:
-                await store.unindex_open_attempt(gid)
+                await stores.daily.unindex_open_attempt(gid)
                 return done(None)
             closed = timed_out(record, record.ends_at_ms)
             if closed is record:  # finished before its day ended: ranked, nothing to write
@@ -269,7 +271,7 @@ class DailyService:
                 return closed
 
             change = GameChange(closed, record.ver)
-            return Plan(close, lambda: store.write_game(change), missing=lambda: None)
+            return Plan(close, lambda: stores.games.write_game(change), missing=lambda: None)
 
         # Tried once: an attempt that moved meanwhile is looked at again by the next pass.
         return await self.runner.run(f"game {gid}", attempt, exhausted=lambda: None)
@@ -277,13 +279,15 @@ class DailyService:
     async def _announce(self, record: GameRecord) -> None:
         """Send the closed attempt's final `state` to the player's connections, wherever they
         are (best effort: a client that misses it sees `finished` on its next request)."""
-        live = await load_live(self.store, record.gid)
+        live = await load_live(self.stores, record.gid)
         if live is None:
             return
         live.record = record
         state = live.state(record.ends_at_ms)
         payload = Applier.payload(Applier.events([to_player(record.player, state)]))
-        await self.store.publish(await self.store.player_instances(record.player), payload)
+        await self.stores.presence.publish(
+            await self.stores.presence.player_instances(record.player), payload
+        )
 
     # ------------------------------------------------------------ boards
 
@@ -340,7 +344,7 @@ class DailyService:
     # ------------------------------------------------------------ stats
 
     async def player_stats(self, player: str) -> p.StatsReply:
-        name = await self.store.player_name(player)
+        name = await self.stores.players.player_name(player)
         if name is None:
             raise p.Refused(p.NOT_FOUND, "no such player")
         _, per_game = await self.stats.player_stats(self.games, player, self.today())

@@ -1,5 +1,5 @@
 """A queue entry: a player waiting for a quick race (server/play/matcher.py decides the
-races, server/store/queue.py keeps the entries)."""
+races, server/store/queue_repo.py keeps the entries)."""
 
 from __future__ import annotations
 

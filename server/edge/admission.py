@@ -35,7 +35,7 @@ import protocol as p
 from server.clock import Clock
 from server.config import Config
 from server.metrics import Metrics
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -197,10 +197,10 @@ class NewPlayers:
     """Each client address's allowance of new players, an hour and a UTC day, counted in
     the store for all instances together."""
 
-    def __init__(self, config: Config, store: Store, clock: Clock, metrics: Metrics) -> None:
+    def __init__(self, config: Config, stores: Stores, clock: Clock, metrics: Metrics) -> None:
         self.per_hour = config.max_new_players_per_address_per_hour
         self.per_day = config.max_new_players_per_address_per_day
-        self.store = store
+        self.stores = stores
         self.clock = clock
         self.metrics = metrics
 
@@ -239,6 +239,6 @@ class NewPlayers:
         # Kept while it says anything: a full bucket again (an hour), the day's end.
         end_of_day = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
         ttl_ms = max(3_600_000, int((end_of_day - now).total_seconds() * 1000)) + 60_000
-        return await self.store.take_new_player(
+        return await self.stores.players.take_new_player(
             address, self.per_hour, self.per_day, now_ms, now.date().isoformat(), ttl_ms, step
         )

@@ -29,7 +29,7 @@ from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.metrics import Metrics
 from server.play.players import Players, Who
 from server.play.presence import Presence
-from server.store.errors import StoreUnavailable
+from server.store.unavailable import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ from server.play.moves import Moves
 from server.play.players import Who
 from server.solver_pool import BOTS, SolverBusy, SolverPool, position_of
 from server.store.locks import Lease
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,7 @@ class BotRunner:
 
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         cache: LiveGames,
         moves: Moves,
         solver: SolverPool,
@@ -57,7 +57,7 @@ class BotRunner:
         config: Config,
         started: StartedBotRaces,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.cache = cache
         self.moves = moves
         self.started = started
@@ -90,7 +90,7 @@ class BotRunner:
     async def _scan(self) -> None:
         while True:
             try:
-                for code in await self.store.bot_races():
+                for code in await self.stores.races.bot_races():
                     if code not in self._races:
                         await self._try_take(code)
             except asyncio.CancelledError:
@@ -110,7 +110,7 @@ class BotRunner:
     async def _try_take(self, code: str) -> None:
         if code in self._races:
             return
-        lease = self.store.bot_lease(code, self.config.bot_lease_s)
+        lease = self.stores.races.bot_lease(code, self.config.bot_lease_s)
         if not await lease.take():
             return
         task = asyncio.create_task(self._drive(code, lease), name=f"bots-{code}")
@@ -118,15 +118,15 @@ class BotRunner:
         task.add_done_callback(lambda _t: self._races.pop(code, None))
 
     async def _drive(self, code: str, lease: Lease) -> None:
-        store, cfg = self.store, self.config
+        stores, cfg = self.stores, self.config
         done = False
         try:
-            race = await store.load_race(code)
-            strengths = await store.race_bots(code)
+            race = await stores.races.load_race(code)
+            strengths = await stores.races.race_bots(code)
             if race is None or race.status != RaceStatus.RUNNING or not strengths:
                 done = race is None or race.status == RaceStatus.DONE or not strengths
                 return
-            log.info("race %s: instance %s drives %d bots", code, store.instance, len(strengths))
+            log.info("race %s: instance %s drives %d bots", code, stores.instance, len(strengths))
             names = {s.player: s.name for s in race.seats}
             players = [
                 asyncio.create_task(self._play(race, pl, names.get(pl, pl), strength))
@@ -149,7 +149,7 @@ class BotRunner:
             log.exception("race %s: driving bots failed; the lease will pass on", code)
         finally:
             if done:
-                await store.unindex_bot_race(code)
+                await stores.races.unindex_bot_race(code)
                 await lease.release()
 
     async def _play(self, race: RaceRecord, player: str, name: str, strength: str) -> None:
@@ -157,7 +157,7 @@ class BotRunner:
         cfg = self.config
         gid = race_gid(race.code, player)
         rng = random.Random(secrets.randbits(64))
-        who = Who(player, name, f"{self.store.instance}.{player}")
+        who = Who(player, name, f"{self.stores.instance}.{player}")
         plan: list[str] = []
         plan_n = solved_n = -1
         best_score, stall = -1, 0

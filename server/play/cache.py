@@ -25,12 +25,12 @@ from server.lru import LRU
 from server.play import snapshots
 from server.play.game_machine import LiveGame
 from server.play.snapshots import BadSnapshot
-from server.store.errors import StoreUnavailable
+from server.store.unavailable import StoreUnavailable
 
 if TYPE_CHECKING:
     from server.domain.records import GameRecord
     from server.metrics import Metrics
-    from server.store.store import Store
+    from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,8 @@ ATTEMPTS = 3  # reads far back that may find the game changed before giving up
 
 
 class LiveGames:
-    def __init__(self, store: Store, size: int, metrics: Metrics | None = None) -> None:
-        self._store = store
+    def __init__(self, stores: Stores, size: int, metrics: Metrics | None = None) -> None:
+        self._stores = stores
         self._items: LRU[str, LiveGame] = LRU(size)
         self._turns: dict[str, deque[asyncio.Future[None]]] = {}  # gid -> waiters
         self.metrics = metrics
@@ -49,7 +49,7 @@ class LiveGames:
         if cached is not None and not fresh:
             return cached
         if cached is not None:
-            record = await self._store.load_record(gid)
+            record = await self._stores.games.load_record(gid)
             if record is None:
                 self._items.pop(gid)
                 return None
@@ -66,7 +66,7 @@ class LiveGames:
     async def load(self, gid: str, *, keep_last: bool = False) -> LiveGame | None:
         """The game as the store has it (not cached here). With `keep_last` its tail keeps
         the last move (what an undo needs), else it may start at the game's end."""
-        return await load(self._store, gid, keep_last=keep_last, metrics=self.metrics)
+        return await load(self._stores, gid, keep_last=keep_last, metrics=self.metrics)
 
     def evict(self, gid: str) -> None:
         self._items.pop(gid)
@@ -156,12 +156,12 @@ def _same_game(a: GameRecord, b: GameRecord) -> bool:
 
 
 async def load(
-    store: Store, gid: str, *, keep_last: bool = False, metrics: Metrics | None = None
+    stores: Stores, gid: str, *, keep_last: bool = False, metrics: Metrics | None = None
 ) -> LiveGame | None:
     """A game loaded from the store, from its nearest usable snapshot (see the module's
     docstring); None if there is no such game."""
-    every = store.config.snapshot_every
-    loaded = await store.load_position(gid, last=every + 1)
+    every = stores.config.snapshot_every
+    loaded = await stores.games.load_position(gid, last=every + 1)
     if loaded is None:
         return None
     record = loaded.record
@@ -173,7 +173,7 @@ async def load(
     if loaded.start == 0:
         candidates.append((0, ""))  # the whole list is read: the deal may serve too
     present = {at for at, _ in loaded.snapshots} | {0}
-    this = _Load(store, record, keep_last, present, metrics)
+    this = _Load(stores, record, keep_last, present, metrics)
     for at, text in candidates:
         if at and at - 1 < loaded.start:
             break  # older than the moves read: read further back
@@ -189,7 +189,7 @@ async def load(
 class _Load:
     """One load of a game: its record as read, and what it found about its snapshots."""
 
-    store: Store
+    stores: Stores
     record: GameRecord
     keep_last: bool
     present: set[int]  # scores of the stored snapshots seen, and of the deal (0)
@@ -203,7 +203,7 @@ class _Load:
         None if the snapshot does not serve (it is then skipped). `last` is the stored
         move before the snapshot (None: not read)."""
         record, metrics = self.record, self.metrics
-        every = self.store.config.snapshot_every
+        every = self.stores.config.snapshot_every
         if at:
             try:
                 start = snapshots.restore(text, record, at, last)
@@ -212,7 +212,7 @@ class _Load:
                 return None
         else:
             start = snapshots.deal(record)
-        off_loop = len(moves) > self.store.config.game_load_loop_replay_max
+        off_loop = len(moves) > self.stores.config.game_load_loop_replay_max
         play = functools.partial(
             snapshots.replay, record, start, at, moves, every, keep_last=self.keep_last,
             snapshots=True,
@@ -236,7 +236,7 @@ class _Load:
         missing = [(n, text) for n, text in done.snapshots if n not in self.present]
         if missing:
             # Made on the way where none was stored (or a bad one was): kept for next time.
-            await self.store.add_snapshots(record.gid, record.ver, missing)
+            await self.stores.games.add_snapshots(record.gid, record.ver, missing)
             log.info(
                 "game %s: replayed %d moves from move %d; %d snapshots stored",
                 record.gid, len(moves), at, len(missing),
@@ -255,12 +255,12 @@ class _Load:
         """The slow way, when the newest snapshots cannot serve: from an older usable one,
         or from the deal, reading the moves in chunks (each read with the record, so that
         a game that changes meanwhile is noticed and read again)."""
-        store, gid = self.store, self.record.gid
-        every = store.config.snapshot_every
+        stores, gid = self.stores, self.record.gid
+        every = stores.config.snapshot_every
         for _ in range(ATTEMPTS):
             record = self.record
             limit = record.n - 1 if self.keep_last else record.n
-            stored = await store.load_snapshots(gid, record.n + 1, record.n // every + 1)
+            stored = await stores.games.load_snapshots(gid, record.n + 1, record.n // every + 1)
             good = [(at, text) for at, text in stored if at not in self.skipped]
             self.present = {at for at, _ in good} | {0}
             candidates = [(at, text) for at, text in good if at <= limit]
@@ -280,7 +280,7 @@ class _Load:
                 live = await self.attempt(at, text, last, moves)
                 if live is not None:
                     return live
-            fresh = await store.load_record(gid)
+            fresh = await stores.games.load_record(gid)
             if fresh is None:
                 return None
             self.record = fresh
@@ -289,11 +289,11 @@ class _Load:
     async def _read(self, start: int) -> list[str] | None:
         """The game's moves from entry `start` to its end, as its record has them; None if
         the game is no longer at that version."""
-        record, step = self.record, self.store.config.game_load_chunk_moves
+        record, step = self.record, self.stores.config.game_load_chunk_moves
         out: list[str] = []
         while start + len(out) < record.n:
             at = start + len(out)
-            chunk = await self.store.load_moves(record.gid, at, min(at + step, record.n) - 1)
+            chunk = await self.stores.games.load_moves(record.gid, at, min(at + step, record.n) - 1)
             if chunk is None or (chunk.record.ver, chunk.record.n) != (record.ver, record.n):
                 return None
             if not chunk.moves:

@@ -32,7 +32,7 @@ from server.domain.records import GameRecord
 from server.play.effects import Applier, Deliver, to_player
 from server.play.game_machine import elapsed_ms, time_up, timed_out
 from server.store.events import Event
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -118,13 +118,13 @@ class Ghosts:
 
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         clock: Clock,
         deliver: Deliver,
         present: Present,
         finished: Finished,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.clock = clock
         self.applier = Applier(deliver)
         self.present = present
@@ -176,11 +176,11 @@ class Ghosts:
     # ------------------------------------------------------------ one viewer
 
     async def _start(self, key: tuple[str, str], viewer: GameRecord) -> None:
-        race = await self.store.load_race(viewer.race)
+        race = await self.stores.races.load_race(viewer.race)
         if race is None:
             return
         gids = [race_gid(race.code, s.player) for s in race.seats if s.player != viewer.player]
-        records = [r for r in await self.store.load_records(gids) if r is not None]
+        records = [r for r in await self.stores.games.load_records(gids) if r is not None]
         earlier = [
             r
             for r in records
@@ -208,8 +208,8 @@ class Ghosts:
     async def _read(self, ghost: Ghost, record: GameRecord) -> None:
         """Read the ghost's moves (and their times) stored since those replayed."""
         gid = record.gid
-        moves = await self.store.game_moves(gid, ghost.n, record.n)
-        (times,) = await self.store.move_times([gid], ghost.n)
+        moves = await self.stores.games.game_moves(gid, ghost.n, record.n)
+        (times,) = await self.stores.games.move_times([gid], ghost.n)
         if not record.finished and time_up(record, self.clock.now_ms()):
             # Its own time limit is over: it ended there, though the race has not closed it.
             record = timed_out(record, record.ends_at_ms)
@@ -305,7 +305,7 @@ class Ghosts:
             now = self.clock.now_ms()
             for ghost in stale:
                 gid = ghost.record.gid
-                record = (await self.store.load_records([gid]))[0]
+                record = (await self.stores.games.load_records([gid]))[0]
                 if record is not None:
                     await self._read(ghost, record)
                 lag = max(0, schedule.viewer.started_at_ms - ghost.record.started_at_ms)

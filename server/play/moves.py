@@ -38,9 +38,9 @@ from server.play.game_machine import (
 from server.play.optimistic import Optimistic, Plan, Steps
 from server.play.players import Who
 from server.play.races import Races
-from server.store.errors import StoreUnavailable
 from server.store.events import Event
-from server.store.store import Store
+from server.store.stores import Stores
+from server.store.unavailable import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class DailyFinish(Protocol):
 class Moves:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         cache: LiveGames,
         races: Races,
         clock: Clock,
@@ -67,7 +67,7 @@ class Moves:
         daily: DailyFinish | None = None,
         rules: GameRules | None = None,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.cache = cache
         self.races = races
         self.clock = clock
@@ -159,7 +159,9 @@ class Moves:
         try:
             # A resent move from before the moves kept in memory is checked against the
             # store.
-            stored = await self.store.move_at(gid, n) if n is not None and n < live.base else None
+            stored = (
+                await self.stores.games.move_at(gid, n) if n is not None and n < live.base else None
+            )
             seats: list[str] | None = None
             if live.record.kind is GameKind.RACE:
                 seats = self.races.known_seats(live.record.race)
@@ -288,7 +290,7 @@ class _MovePlan(msgspec.Struct):
     def write(self) -> Awaitable[Written]:  # the group commit's future, as it is
         moves = self.moves
         payload = moves.applier.payload(self.events)
-        return moves.store.write_move(
+        return moves.stores.games.write_move(
             self.after.record, self.move, self.expect_ver, payload, self.snapshot, self.now
         )
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import protocol as p
 from server.domain.records import RaceRecord
-from server.store.store import Store
+from server.store.stores import Stores
 
 
-async def rematch_offer(store: Store, done: RaceRecord) -> p.RematchOffer | None:
+async def rematch_offer(stores: Stores, done: RaceRecord) -> p.RematchOffer | None:
     """Who asked first (the rematch's host) and the rematch's code; None when there is no
     rematch (or it is gone)."""
     if not done.rematch:
         return None
-    rematch = await store.load_race(done.rematch)
+    rematch = await stores.races.load_race(done.rematch)
     if rematch is None:
         return None
     host = next((s for s in rematch.seats if s.player == rematch.host), None)

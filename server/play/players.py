@@ -12,7 +12,7 @@ from server.domain.records import RaceStatus
 from server.play.cache import LiveGames
 from server.play.names import Names
 from server.play.race_machine import lobby_message
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -28,8 +28,8 @@ class Who:
 
 
 class Players:
-    def __init__(self, store: Store, cache: LiveGames, clock: Clock, names: Names) -> None:
-        self.store = store
+    def __init__(self, stores: Stores, cache: LiveGames, clock: Clock, names: Names) -> None:
+        self.stores = stores
         self.cache = cache
         self.clock = clock
         self.names = names
@@ -41,9 +41,9 @@ class Players:
             raise p.Refused(
                 p.UNSUPPORTED_VERSION, f"this server speaks protocol version {p.VERSION}"
             )
-        store = self.store
+        stores = self.stores
         if msg.token is not None:
-            player = await store.player_for_token(msg.token)
+            player = await stores.players.player_for_token(msg.token)
             if player is None:
                 raise p.Refused(p.AUTH_FAILED, "unknown token")
             token = msg.token
@@ -62,9 +62,9 @@ class Players:
 
     async def _games(self, player: str) -> tuple[list[p.State], list[p.Lobby]]:
         """The player's unfinished games and waiting lobbies; registers for their events."""
-        store = self.store
-        gids = await store.player_games(player)
-        records = await store.load_records(gids) if gids else []
+        stores = self.stores
+        gids = await stores.players.player_games(player)
+        records = await stores.games.load_records(gids) if gids else []
         races: set[str] = set()  # whose events must reach this instance
         stale: list[str] = []
         active: list[str] = []
@@ -86,13 +86,13 @@ class Players:
                 stale.append(gid)
         for rec in finished_seats:
             # A finished seat still hears its race's progress and result until the race ends.
-            race = await store.load_race(rec.race)
+            race = await stores.races.load_race(rec.race)
             if race is not None and race.status == RaceStatus.RUNNING:
                 races.add(rec.race)
             else:
                 stale.append(rec.gid)
-        await store.listen(players=[player], races=sorted(races))
-        await store.forget_player_games(player, stale)
+        await stores.presence.listen(players=[player], races=sorted(races))
+        await stores.players.forget_player_games(player, stale)
         now = self.clock.now_ms()
         states = []
         for gid in active:
@@ -101,7 +101,7 @@ class Players:
                 states.append(live.state(now))
         lobbies = []
         for code in lobby_codes:
-            race = await store.load_race(code)
+            race = await stores.races.load_race(code)
             if race is not None and race.status == RaceStatus.LOBBY and player in race.players():
                 lobbies.append(lobby_message(race))
         return states, lobbies

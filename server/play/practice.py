@@ -41,7 +41,7 @@ from server.play.optimistic import Plan
 from server.play.players import Who
 from server.play.race_machine import new_seed
 from server.solver_pool import HINTS, OverShare, OwnerBusy, SolverBusy, SolverPool, position_of
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ RANKED = "races and dailies are ranked: {what} is for practice games only (solit
 class Practice:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         cache: LiveGames,
         moves: Moves,
         solver: SolverPool,
@@ -60,7 +60,7 @@ class Practice:
         deliver: Deliver,
         metrics: Metrics | None = None,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.cache = cache
         self.moves = moves
         self.solver = solver
@@ -84,12 +84,19 @@ class Practice:
         )
         ttl = self.config.practice_ttl_s
         change = GameChange(record, MUST_NOT_EXIST, all_fields=True)
-        if await self.store.write_game(change, index_games=True, ttl_s=ttl) is Written.APPLIED:
-            await self.store.keep_player(who.player)  # a player who starts a game is kept
+        if (
+            await self.stores.games.write_game(change, index_games=True, ttl_s=ttl)
+            is Written.APPLIED
+        ):
+            await self.stores.players.keep_player(who.player)  # a player who starts a game is kept
         # The player's other practice games get the same time to live (a move list is made
         # by the first move, without one).
-        older = [g for g in await self.store.player_games(who.player) if g != gid and _practice(g)]
-        await self.store.expire_games(older, ttl)
+        older = [
+            g
+            for g in await self.stores.players.player_games(who.player)
+            if g != gid and _practice(g)
+        ]
+        await self.stores.games.expire_games(older, ttl)
         log.info("practice game %s: player %s, %s seed %d", gid, who.player, msg.game, seed)
         live = await self.cache.get(gid, fresh=True)
         if live is None:
@@ -122,7 +129,7 @@ class Practice:
             change = GameChange(undone.record, live.record.ver)
 
             async def write() -> Written:
-                written = await self.store.write_game(
+                written = await self.stores.games.write_game(
                     change, undo=True, ttl_s=self.config.practice_ttl_s,
                     payload=Applier.payload(events),
                 )  # fmt: skip

@@ -22,15 +22,15 @@ from server.domain.kinds import GameKind
 from server.play.players import Who
 from server.play.quick import Quick
 from server.play.races import Races
-from server.store.errors import StoreUnavailable
-from server.store.store import Store
+from server.store.stores import Stores
+from server.store.unavailable import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
 
 class Presence:
-    def __init__(self, store: Store, races: Races, quick: Quick, config: Config) -> None:
-        self.store = store
+    def __init__(self, stores: Stores, races: Races, quick: Quick, config: Config) -> None:
+        self.stores = stores
         self.races = races
         self.quick = quick
         self.config = config
@@ -41,16 +41,16 @@ class Presence:
         return max(10.0, 5 * self.config.reaper_interval_s)
 
     async def beat(self) -> None:
-        await self.store.heartbeat(self.heartbeat_ttl_s())
+        await self.stores.presence.heartbeat(self.heartbeat_ttl_s())
 
     async def arrived(self, who: Who) -> None:
-        await self.store.add_connection(who.player, who.uid, self.config.lobby_ttl_s)
+        await self.stores.presence.add_connection(who.player, who.uid, self.config.lobby_ttl_s)
 
     async def departed(self, who: Who, shutting_down: bool) -> None:
         """`who`'s connection has closed. While this server shuts down, nobody leaves a
         lobby: its players reconnect once it (or another instance) is back."""
         try:
-            await self.store.remove_connections(who.player, [who.uid])
+            await self.stores.presence.remove_connections(who.player, [who.uid])
             if shutting_down or await self.is_connected(who.player):
                 return
             codes = await self._lobbies(who.player)
@@ -76,18 +76,18 @@ class Presence:
 
     async def is_connected(self, player: str) -> bool:
         """Whether the player has a connection open on a running instance."""
-        connections = await self.store.connections(player)
+        connections = await self.stores.presence.connections(player)
         if not connections:
             return False
-        live = await self.store.live_instances(list(connections.values()))
+        live = await self.stores.presence.live_instances(list(connections.values()))
         dead = [c for c, instance in connections.items() if instance not in live]
-        await self.store.remove_connections(player, dead)
+        await self.stores.presence.remove_connections(player, dead)
         return len(dead) < len(connections)
 
     async def _lobbies(self, player: str) -> list[str]:
         """The races the player is seated in that have not started."""
-        gids = [g for g in await self.store.player_games(player) if _race_seat(g)]
-        records = await self.store.load_records(gids) if gids else []
+        gids = [g for g in await self.stores.players.player_games(player) if _race_seat(g)]
+        records = await self.stores.games.load_records(gids) if gids else []
         return sorted(
             {
                 r.race

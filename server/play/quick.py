@@ -1,13 +1,14 @@
 """Quick races: the `queue`, `unqueue` and `ratings` requests, and the matcher's loop.
 
-A player queues for a game with their rating; the entry lives in the store (server/store/
-queue.py), so any instance takes it. One instance at a time (the one holding the queue's
-lease, server/store/locks.py) runs the matcher every `quick_round_s`: it reads the whole
-queue, asks server/play/matcher.py which races to form, takes each race's players out of
-the queue (all or none: a player who left meanwhile spoils only that race, formed again
-next round from whoever still waits) and stores the race (Races.open_quick), whose
-players hear `matched` and its lobby on whatever instance they are connected to. The same
-instance starts the quick races whose start time has come (Races.autostart).
+A player queues for a game with their rating; the entry lives in the store
+(server/store/queue_repo.py), so any instance takes it. One instance at a time (the one
+holding the queue's lease, server/store/locks.py) runs the matcher every `quick_round_s`:
+it reads the whole queue, asks server/play/matcher.py which races to form, takes each
+race's players out of the queue (all or none: a player who left meanwhile spoils only that
+race, formed again next round from whoever still waits) and stores the race
+(Races.open_quick), whose players hear `matched` and its lobby on whatever instance they
+are connected to. The same instance starts the quick races whose start time has come
+(Races.autostart).
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from server.play.effects import Applier, to_player
 from server.play.matcher import Formed, MatchRules, Waiting, bot_strength, match
 from server.play.players import Who
 from server.play.races import Races
-from server.store.errors import STORE_ERRORS
 from server.store.events import Event
-from server.store.ratings import BoardRow
-from server.store.store import Store
+from server.store.rating_repo import BoardRow
+from server.store.stores import Stores
+from server.store.unavailable import STORE_ERRORS
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +42,14 @@ Deliver = Callable[[list[Event]], None]
 class Quick:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         races: Races,
         clock: Clock,
         config: Config,
         deliver: Deliver,
         metrics: Metrics,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.races = races
         self.clock = clock
         self.config = config
@@ -67,23 +68,23 @@ class Quick:
         await self._check_free(who.player)
         rating = (await self.shown_ratings(msg.game, [who.player]))[0]
         asked = Waiting(who.player, who.name, msg.game, rating, self.clock.now_ms())
-        entry = await self.store.queue.put(asked)
+        entry = await self.stores.queue.put(asked)
         if entry == asked:
             log.info("player %s queued for %s at rating %d", who.player, msg.game, rating)
         return [p.Queued(game=entry.game, rating=entry.rating, since_ms=entry.since_ms)]
 
     async def unqueue(self, who: Who, msg: p.Unqueue) -> list[p.Message]:
-        if await self.store.queue.drop(who.player):
+        if await self.stores.queue.drop(who.player):
             log.info("player %s left the queue", who.player)
         return [p.Unqueued()]
 
     async def leave(self, player: str) -> None:
         """A player gone from every connection past the grace period leaves the queue."""
-        if await self.store.queue.drop(player):
+        if await self.stores.queue.drop(player):
             log.info("player %s left the queue (no connection left)", player)
 
     async def is_queued(self, player: str) -> bool:
-        return await self.store.queue.entry(player) is not None
+        return await self.stores.queue.entry(player) is not None
 
     async def ratings(self, who: Who, msg: p.Ratings) -> list[p.Message]:
         return [await self.board(msg.game, msg.limit, who.player, msg.around_me)]
@@ -94,7 +95,7 @@ class Quick:
         """A page of the game's ratings (and the asker's own row, if rated)."""
         cfg = self.config
         rows = min(limit or cfg.leaderboard_default_rows, cfg.leaderboard_max_rows)
-        total, page, mine = await self.store.ratings.board(game, rows, asker, around_me)
+        total, page, mine = await self.stores.ratings.board(game, rows, asker, around_me)
 
         def entry(row: BoardRow) -> p.RatingEntry:
             r = row.rating
@@ -115,7 +116,7 @@ class Quick:
         )
 
     async def shown_ratings(self, game: str, players: list[str]) -> list[int]:
-        stored = await self.store.ratings.load(game, players)
+        stored = await self.stores.ratings.load(game, players)
         return [
             rating_model.shown(r.mu) if r is not None else rating_model.SHOWN_AT_NEW for r in stored
         ]
@@ -124,10 +125,10 @@ class Quick:
         """The player's rating and recent history in every game they have one in."""
         out: dict[str, p.GameRating] = {}
         for game in games:
-            r = (await self.store.ratings.load(game, [player]))[0]
+            r = (await self.stores.ratings.load(game, [player]))[0]
             if r is None:
                 continue
-            history = await self.store.ratings.history(game, player, 20)
+            history = await self.stores.ratings.history(game, player, 20)
             out[game] = p.GameRating(
                 rating=rating_model.shown(r.mu),
                 games=r.games,
@@ -149,20 +150,20 @@ class Quick:
     async def _check_free(self, player: str) -> None:
         """Refuses a player seated in an unfinished race: they play that one first."""
         gids = []
-        for gid in await self.store.player_games(player):
+        for gid in await self.stores.players.player_games(player):
             parsed = parse_gid(gid)
             if parsed is not None and parsed.kind is GameKind.RACE:
                 gids.append(gid)
         if not gids:
             return
-        for record in await self.store.load_records(gids):
+        for record in await self.stores.games.load_records(gids):
             if record is None or record.finished:
                 continue
             if record.started_at_ms:
                 raise p.Refused(
                     p.RACE_STARTED, f"you are racing in race {record.race}: finish it first"
                 )
-            race = await self.store.load_race(record.race)
+            race = await self.stores.races.load_race(record.race)
             if race is not None and race.status != "done":
                 raise p.Refused(
                     p.BAD_REQUEST, f"you are seated in race {record.race}'s lobby: leave it first"
@@ -176,13 +177,13 @@ class Quick:
         taken only while there is work (someone waiting, a race to start), so an idle
         server writes nothing."""
         cfg = self.config
-        lease = self.store.queue.lease(cfg.quick_lease_s)
+        lease = self.stores.queue.lease(cfg.quick_lease_s)
         held = False
         try:
             while not stop.is_set():
                 await asyncio.sleep(cfg.quick_round_s)
                 try:
-                    busy = await self.store.queue.busy()
+                    busy = await self.stores.queue.busy()
                     if not busy:
                         if held:
                             held = False
@@ -205,7 +206,7 @@ class Quick:
 
     async def round(self) -> int:
         """One round of the matcher: the races it formed (bot races included)."""
-        entries = await self.store.queue.entries()
+        entries = await self.stores.queue.entries()
         if not entries:
             return 0
         began = time.perf_counter()
@@ -220,7 +221,7 @@ class Quick:
         return sum(made)
 
     async def _form(self, race: Formed) -> int:
-        if not await self.store.queue.take(race.players):
+        if not await self.stores.queue.take(race.players):
             return 0  # someone left or queued again meanwhile: the next round decides again
         seats = [p.Seat(player=w.player, name=w.name) for w in race.players]
         try:
@@ -233,7 +234,7 @@ class Quick:
         return 1
 
     async def _bot_race(self, w: Waiting) -> int:
-        if not await self.store.queue.take([w]):
+        if not await self.stores.queue.take([w]):
             return 0
         strength = bot_strength(w.rating)
         offer = p.Queued(game=w.game, rating=w.rating, since_ms=w.since_ms, bot=strength)
@@ -258,23 +259,23 @@ class Quick:
         stays as it is)."""
         for w in entries:
             try:
-                await self.store.queue.put(w)
+                await self.stores.queue.put(w)
             except STORE_ERRORS as exc:
                 log.error("player %s lost their place in the queue: %s", w.player, exc)
 
     async def start_due(self) -> None:
         async def start(code: str) -> None:
             if await self.races.autostart(code):
-                await self.store.queue.unschedule(code)
+                await self.stores.queue.unschedule(code)
 
         await asyncio.gather(
-            *(start(c) for c in await self.store.queue.due_starts(self.clock.now_ms()))
+            *(start(c) for c in await self.stores.queue.due_starts(self.clock.now_ms()))
         )
 
     async def _tell(self, player: str, message: p.Message) -> None:
         """An update for the player wherever they are connected."""
         events = self.applier.events([to_player(player, message)])
         self.applier.deliver(events)
-        await self.store.publish(
-            await self.store.players_instances([player]), self.applier.payload(events)
+        await self.stores.presence.publish(
+            await self.stores.presence.players_instances([player]), self.applier.payload(events)
         )

@@ -40,7 +40,7 @@ from server.play.race_machine import (
 )
 from server.play.ratings import new_rating
 from server.store.events import Event
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ Deliver = Callable[[list[Event]], None]
 class Races:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         cache: LiveGames,
         clock: Clock,
         config: Config,
@@ -60,7 +60,7 @@ class Races:
         bot_races: StartedBotRaces,
         ghosts: Ghosts | None = None,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.cache = cache
         self.clock = clock
         self.config = config
@@ -95,7 +95,7 @@ class Races:
                 window_s=(msg.window_s or self.config.async_window_s) if msg.async_ else None,
             )
 
-        await self.store.queue.drop(who.player)  # seated now: no longer waiting for a quick race
+        await self.stores.queue.drop(who.player)  # seated now: no longer waiting for a quick race
         for _ in range(RETRIES):
             opened = await self._open(who, new_code(self.rules.code_length), make)
             if opened is not None:
@@ -127,11 +127,11 @@ class Races:
         if step.change is None and not machine.seated(who.player):
             log.info("race %s: its result shown to player %s (not seated)", code, who.player)
         elif step.change is None:
-            await self.store.listen(races=[code])
+            await self.stores.presence.listen(races=[code])
             if any(isinstance(r, p.Result) for r in step.replies):
                 log.info("race %s: result sent again to player %s", code, who.player)
                 # A rematch asked for while this seat was away: the `rematch` it missed.
-                offer = await rematch_offer(self.store, machine.race)
+                offer = await rematch_offer(self.stores, machine.race)
                 if offer is not None:
                     return [*step.replies, offer]
             elif len(step.replies) > 1:
@@ -139,7 +139,7 @@ class Races:
         else:
             log.info("race %s: player %s (%s) joined", code, who.player, who.name)
             self._remember_lobby(machine.race)
-            await self.store.queue.drop(who.player)  # seated: no longer waiting
+            await self.stores.queue.drop(who.player)  # seated: no longer waiting
         return step.replies
 
     async def _joined_async(
@@ -149,7 +149,7 @@ class Races:
         code = machine.code
         live = step.dealt[0]
         if step.change is None:
-            await self.store.listen(races=[code])
+            await self.stores.presence.listen(races=[code])
             log.info("race %s: player %s is back at its asynchronous game", code, who.player)
         else:
             self.cache.adopt(live)
@@ -166,21 +166,21 @@ class Races:
 
     async def _list_challenge(self, player: str, race: RaceRecord) -> None:
         ttl_s = race.window_s + self.config.finished_race_ttl_s
-        await self.store.add_challenge(player, race.code, race.created_ms, ttl_s)
+        await self.stores.players.add_challenge(player, race.code, race.created_ms, ttl_s)
 
     async def challenges(self, who: Who, msg: p.Challenges) -> list[p.Message]:
         """The asker's asynchronous races still open or closed lately, with the standings of
         the seats that have finished (none while the asker's own game is in play)."""
         out: list[p.Challenge] = []
         now = self.clock.now_ms()
-        for code in await self.store.player_challenges(who.player):
-            race = await self.store.load_race(code)
+        for code in await self.stores.players.player_challenges(who.player):
+            race = await self.stores.races.load_race(code)
             if race is None or not race.async_race:
                 continue  # expired since
             machine = RaceMachine(race, self.rules)
             if not machine.seated(who.player):
                 continue
-            records = await self.store.load_records(machine.gids())
+            records = await self.stores.games.load_records(machine.gids())
             games = [g for g in records if g is not None]
             out.append(machine.challenge(who.player, games, now))
         out.sort(key=lambda c: (not c.open, -c.created_ms))
@@ -194,7 +194,7 @@ class Races:
 
         async def attempt() -> Plan[tuple[RaceMachine, Transition, list[Event]]]:
             nonlocal guess
-            race, guess = guess or await self.store.load_race(code), None
+            race, guess = guess or await self.stores.races.load_race(code), None
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
@@ -204,7 +204,7 @@ class Races:
             events = self._route(step, who.uid)
             return Plan(
                 lambda: answer((machine, step, events)),
-                lambda: self.store.start_race(change, machine.deadline_ms()),
+                lambda: self.stores.races.start_race(change, machine.deadline_ms()),
             )
 
         machine, step, events = await self.runner.run(f"race {code}", attempt)
@@ -229,7 +229,7 @@ class Races:
         starts = now + round(self.config.quick_countdown_s * 1000)
         for _ in range(RETRIES):
             code = new_code(self.rules.code_length)
-            instances: set[str] = {self.store.instance}
+            instances: set[str] = {self.stores.instance}
             listed = await asyncio.gather(
                 *(self._seat(s.player, race_gid(code, s.player)) for s in seats)
             )
@@ -251,11 +251,13 @@ class Races:
             events = self._route(step, "", sorted(instances))
             # Scheduled first: a crash right after the write cannot leave it never started
             # (a code scheduled but never written is dropped when its time comes).
-            await self.store.queue.schedule_start(code, starts)
-            if await self.store.write_race(step.change) is Written.APPLIED:
+            await self.stores.queue.schedule_start(code, starts)
+            if await self.stores.races.write_race(step.change) is Written.APPLIED:
                 break
             for seat in seats:
-                await self.store.forget_player_games(seat.player, [race_gid(code, seat.player)])
+                await self.stores.players.forget_player_games(
+                    seat.player, [race_gid(code, seat.player)]
+                )
         else:
             raise p.Refused(p.UNAVAILABLE, "could not find a free race code; try again")
         self.applier.deliver(events)
@@ -275,7 +277,7 @@ class Races:
         starting (started now or before, or gone)."""
 
         async def attempt() -> Plan[tuple[RaceMachine, Transition, list[Event]] | None]:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             if race is None:
                 return done(None)
             machine = RaceMachine(race, self.rules)
@@ -287,13 +289,13 @@ class Races:
             events = self._route(step)
             return Plan(
                 lambda: answer((machine, step, events)),
-                lambda: self.store.start_race(change, machine.deadline_ms()),
+                lambda: self.stores.races.start_race(change, machine.deadline_ms()),
                 missing=lambda: None,
             )
 
         started = await self.runner.run(f"race {code}", attempt)
         if started is None:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             return race is None or not RaceMachine(race, self.rules).starts_by_itself
         machine, step, events = started
         players = machine.players()
@@ -311,7 +313,7 @@ class Races:
         # the bot runner here takes them at once.
         cfg = self.config
         longest = max(cfg.untimed_race_max_s, cfg.async_window_s, p.WINDOW_MAX_S)
-        if await self.store.index_bot_race(code, longest + cfg.finished_race_ttl_s):
+        if await self.stores.races.index_bot_race(code, longest + cfg.finished_race_ttl_s):
             self.bot_races.started(code)
 
     async def rematch(self, who: Who, msg: p.Rematch) -> list[p.Message]:
@@ -319,10 +321,10 @@ class Races:
         first asker makes it, as its host, and every seat of the finished race hears of it;
         whoever asks after is seated in that same race, as by `join`."""
         code = self._code(msg.race)
-        await self.store.queue.drop(who.player)  # seated in the rematch: no longer waiting
+        await self.stores.queue.drop(who.player)  # seated in the rematch: no longer waiting
 
         async def attempt() -> Plan[RaceMachine]:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
@@ -337,13 +339,13 @@ class Races:
                 )  # fmt: skip
                 return machine
 
-            return Plan(asked, lambda: self.store.write_race(change))
+            return Plan(asked, lambda: self.stores.races.write_race(change))
 
         machine = await self.runner.run(f"race {code}", attempt)
         done_race = machine.race
         # Made by whoever gets there first: the asker who decided it, or, should that one
         # be slow or have died before making it, the next asker (the store lets one through).
-        if await self.store.load_race(done_race.rematch) is None:
+        if await self.stores.races.load_race(done_race.rematch) is None:
             replies = await self._make_rematch(who, machine)
             if replies is not None:
                 return replies
@@ -367,7 +369,7 @@ class Races:
         bots = done.bot_seats()
         strength = "medium"
         if bots:
-            strength = (await self.store.race_bots(done.code)).get(bots[0].player, strength)
+            strength = (await self.stores.races.race_bots(done.code)).get(bots[0].player, strength)
         log.info(
             "race %s: rematch of race %s made by player %s: %s, %d seats, %d bots",
             machine.code, done.code, who.player, machine.race.game, machine.race.max_players,
@@ -377,8 +379,8 @@ class Races:
         offer = self.applier.events([done.offer(host)], who.uid)
         self.applier.deliver(offer)
         # The seats' players may be connected anywhere by now, not only where they raced.
-        await self.store.publish(
-            await self.store.players_instances(offer[0].to), self.applier.payload(offer)
+        await self.stores.presence.publish(
+            await self.stores.presence.players_instances(offer[0].to), self.applier.payload(offer)
         )
         return replies
 
@@ -387,7 +389,7 @@ class Races:
         its lobby (RaceMachine.leave), and the others hear the lobby as it then stands."""
 
         async def attempt() -> Plan[None]:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             if race is None:
                 return done(None)
             machine = RaceMachine(race, self.rules)
@@ -414,7 +416,7 @@ class Races:
                 self._lobbies.pop(code)
                 self.applier.deliver(events)
 
-            return Plan(left, lambda: self.store.write_race(change), missing=lambda: None)
+            return Plan(left, lambda: self.stores.races.write_race(change), missing=lambda: None)
 
         def exhausted() -> None:
             log.warning("race %s: player %s could not leave it (it kept changing)", code, player)
@@ -431,7 +433,7 @@ class Races:
         """The seated players of a started race (seats no longer change once it runs)."""
         players = self._seats.get(code)
         if players is None:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             players = race.players() if race is not None else []
             if race is not None and race.async_race:
                 # Its seats change while it runs, and hear nothing of each other's moves
@@ -452,12 +454,12 @@ class Races:
             # and its games are read in one round trip.
             known = self.known_seats(code)
             guess = [race_gid(code, player) for player in known or ()]
-            race, loaded = await self.store.load_race_records(code, guess)
+            race, loaded = await self.stores.races.load_race_records(code, guess)
             if race is None or race.status != RaceStatus.RUNNING:
                 return done(True)
             machine = RaceMachine(race, self.rules)
             if machine.gids() != guess:
-                loaded = await self.store.load_records(machine.gids())
+                loaded = await self.stores.games.load_records(machine.gids())
             records = [r for r in loaded if r is not None]
             ratings = await self._ratings(race) if race.rated else None
             step = machine.close(records, self.clock.now_ms(), ratings)
@@ -481,7 +483,7 @@ class Races:
                 self.applier.deliver(events)
                 return True
 
-            return Plan(closed, lambda: self.store.close_race(change, machine.deadline_ms()))
+            return Plan(closed, lambda: self.stores.races.close_race(change, machine.deadline_ms()))
 
         def exhausted() -> bool:
             log.warning("race %s: could not close it (kept changing); will retry", code)
@@ -494,23 +496,23 @@ class Races:
         every running race (complete ones a crash left open); the number of running races
         seen."""
         now = self.clock.now_ms()
-        entries = await self.store.running(None if full else now)
+        entries = await self.stores.races.running(None if full else now)
         for code, deadline in entries:
             closed = await self.close_if_due(code)
             if closed and self.config.redis_cluster:
                 # Closed, yet indexed: on a cluster its ratings may wait in its outbox.
-                await self.store.rating_outbox.flush(code)
+                await self.stores.rating_outbox.flush(code)
             if closed and deadline <= now:
                 # Not running, yet indexed: a race indexed but never started, or closed by
                 # an instance that died before unindexing it.
-                await self.store.unindex(code, deadline)
+                await self.stores.races.unindex(code, deadline)
         return len(entries)
 
     # ------------------------------------------------------------ helpers
 
     async def _ratings(self, race: RaceRecord) -> list[PlayerRating]:
         """The seats' ratings in the race's game as stored now (new players' unstored)."""
-        stored = await self.store.ratings.load(race.game, race.players())
+        stored = await self.stores.ratings.load(race.game, race.players())
         return [
             r if r is not None else new_rating(s.player, race.game, s.name)
             for s, r in zip(race.seats, stored, strict=True)
@@ -528,16 +530,16 @@ class Races:
         instances = await self._seat(who.player, gid)
         machine, step = make(code)
         assert step.change is not None
-        events = self._route(step, who.uid, [self.store.instance, *instances])
+        events = self._route(step, who.uid, [self.stores.instance, *instances])
         if machine.race.async_race:
             # Running from its creation: indexed with its window's end, like a live race's
             # deadline, so that whichever instance is up closes it then.
-            written = await self.store.start_race(step.change, machine.deadline_ms())
+            written = await self.stores.races.start_race(step.change, machine.deadline_ms())
         else:
-            written = await self.store.write_race(step.change)
+            written = await self.stores.races.write_race(step.change)
         if written is Written.APPLIED:
             return machine, events, step
-        await self.store.forget_player_games(who.player, [gid])
+        await self.stores.players.forget_player_games(who.player, [gid])
         return None
 
     async def _opened(
@@ -565,8 +567,8 @@ class Races:
         """List a seat's game among the player's games (the store, before the seat is
         written); a player who starts a game is kept (their keys no longer expire). The
         other instances where they are connected."""
-        listed = await self.store.seat_player(player, gid)
-        await self.store.keep_player(player, listed.meta_ttl_ms)
+        listed = await self.stores.players.seat_player(player, gid)
+        await self.stores.players.keep_player(player, listed.meta_ttl_ms)
         return listed.instances
 
     def _route(
@@ -589,7 +591,7 @@ class Races:
 
     async def _join(self, code: str, seat: p.Seat, origin: str) -> tuple[Transition, RaceMachine]:
         async def attempt() -> Plan[tuple[Transition, RaceMachine]]:
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             if race is None:
                 raise not_found(code)
             machine = RaceMachine(race, self.rules)
@@ -597,7 +599,7 @@ class Races:
                 return await self._attempt_async(machine, seat, origin)
             if machine.seated(seat.player) and race.status == RaceStatus.RUNNING:
                 # Back in a running race: it answers with where every seat stands.
-                records = await self.store.load_records(machine.gids())
+                records = await self.stores.games.load_records(machine.gids())
                 games = [r for r in records if r is not None]
                 return done((machine.join(seat, games, self.clock.now_ms()), machine))
             if machine.seated(seat.player) or race.status == RaceStatus.DONE:
@@ -605,7 +607,7 @@ class Races:
             instances: list[str] = []
             if not is_bot(seat.player):
                 gid = race_gid(code, seat.player)
-                instances = [self.store.instance, *await self._seat(seat.player, gid)]
+                instances = [self.stores.instance, *await self._seat(seat.player, gid)]
             step = machine.join(seat)
             events = self._route(step, origin, instances)
             change = step.change
@@ -615,7 +617,7 @@ class Races:
                 self.applier.deliver(events)
                 return step, machine
 
-            return Plan(joined, lambda: self.store.write_race(change))
+            return Plan(joined, lambda: self.stores.races.write_race(change))
 
         return await self.runner.run(f"race {code}", attempt)
 
@@ -628,15 +630,15 @@ class Races:
         own = await self.cache.get(gid, fresh=True) if seated else None
         instances: list[str] = []
         if not seated and not is_bot(seat.player):
-            instances = [self.store.instance, *await self._seat(seat.player, gid)]
+            instances = [self.stores.instance, *await self._seat(seat.player, gid)]
         step = machine.join_async(seat, own, self.clock.now_ms())
         change = step.change
         if change is None:
             return done((step, machine))
         if seated:
-            instances = [self.store.instance]
+            instances = [self.stores.instance]
         self._route(step, origin, instances)  # nothing said: the instances hear the race
-        return Plan(lambda: answer((step, machine)), lambda: self.store.write_race(change))
+        return Plan(lambda: answer((step, machine)), lambda: self.stores.races.write_race(change))
 
     async def _seat_bots(
         self, race: RaceRecord, count: int, strength: str, origin: str
@@ -645,8 +647,8 @@ class Races:
         now = self.clock.now_ms()
         for i in range(count):
             seat = bot_seat(i)
-            await self.store.create_bot(seat.player, seat.name, strength, now)
-            await self.store.add_race_bot(race.code, seat.player, strength)
+            await self.stores.players.create_bot(seat.player, seat.name, strength, now)
+            await self.stores.races.add_race_bot(race.code, seat.player, strength)
             try:
                 _step, machine = await self._join(race.code, seat, origin)
             except p.Refused:

@@ -38,7 +38,7 @@ from server.lru import LRU
 from server.play.game_machine import elapsed_ms, timed_out
 from server.play.players import Who
 from server.play.race_machine import normalise_code, not_found
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -189,8 +189,8 @@ def replay_message(
 class Replays:
     """The `replay` request, and what the web's replay pages read."""
 
-    def __init__(self, store: Store, clock: Clock, config: Config) -> None:
-        self.store = store
+    def __init__(self, stores: Stores, clock: Clock, config: Config) -> None:
+        self.stores = stores
         self.clock = clock
         self.config = config
         # One viewer's engine work at a time (see the module docstring and `position`).
@@ -223,7 +223,7 @@ class Replays:
             code = normalise_code(race_code or "", self.config.race_code_length)
             if code is None:
                 raise p.Refused(p.NOT_FOUND, f"no race {race_code!r}")
-            race = await self.store.load_race(code)
+            race = await self.stores.races.load_race(code)
             if race is None:
                 raise not_found(code)
             gid = seat_of(race, seat or 0)
@@ -232,13 +232,13 @@ class Replays:
         if parsed is None:
             raise p.Refused(p.NOT_FOUND, NO_GAME)
         if race is None and parsed.kind is GameKind.RACE:
-            race = await self.store.load_race(parsed.race)
+            race = await self.stores.races.load_race(parsed.race)
             if race is None:
                 raise p.Refused(p.NOT_FOUND, NO_GAME)
             if race.status != RaceStatus.DONE:
                 # Said before the seat is read: whether it exists is the race's business.
                 raise p.Refused(p.NOT_OVER, f"race {race.code} is not over: its replays come after")
-        (loaded,) = await self.store.load_records([gid])
+        (loaded,) = await self.stores.games.load_records([gid])
         if loaded is None:
             raise p.Refused(p.NOT_FOUND, NO_GAME + " (replays are kept as long as finished races)")
         record = shown(loaded, race, asker, today)
@@ -246,7 +246,7 @@ class Replays:
             result = race.stored_result()
             return Shown(record, result.standings if result is not None else None)
         if record.kind is GameKind.DAILY:
-            board = await self.store.boards.board(
+            board = await self.stores.boards.board(
                 record.game, record.date, limit=1, asker=record.player
             )
             if board.me is not None:
@@ -260,7 +260,7 @@ class Replays:
         page = self.config.replay_page_moves
         out: list[str] = []
         for lo in range(start, stop, page):
-            out += await self.store.game_moves(game.record.gid, lo, min(lo + page, stop))
+            out += await self.stores.games.game_moves(game.record.gid, lo, min(lo + page, stop))
         return out
 
     def linkable(self, day: dt.date) -> bool:

@@ -26,7 +26,7 @@ from server.play.offers import rematch_offer
 from server.play.players import Who
 from server.play.race_machine import RaceMachine, RaceRules, normalise_code, not_found
 from server.store.events import SeatSeen
-from server.store.store import Store
+from server.store.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +65,13 @@ class Look:
 class Spectating:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         cache: LiveGames,
         clock: Clock,
         config: Config,
         following: Following,
     ) -> None:
-        self.store = store
+        self.stores = stores
         self.cache = cache
         self.clock = clock
         self.rules = RaceRules.from_config(config)
@@ -82,7 +82,7 @@ class Spectating:
 
     async def watch(self, who: Who, msg: p.Watch) -> list[p.Message]:
         code = self._code(msg.race)
-        race = await self.store.load_race(code)
+        race = await self.stores.races.load_race(code)
         if race is None:
             raise not_found(code)
         RaceMachine(race, self.rules).may_watch(who.player)
@@ -96,7 +96,7 @@ class Spectating:
         if why_not is not None:
             raise p.Refused(p.RACE_FULL, why_not)
         try:
-            await self.store.listen(races=[code])
+            await self.stores.presence.listen(races=[code])
             look = await self.look(code, who.player)
             replies = look.replies(who.player, self.rules)
         except BaseException:
@@ -115,14 +115,14 @@ class Spectating:
         """The race `code` (as typed) as `player` (None: a visitor of its page) may watch
         it; Refused if there is none (`not_found`) or they may not (`no_spectators`)."""
         code = self._code(code)
-        race = await self.store.load_race(code)
+        race = await self.stores.races.load_race(code)
         if race is None:
             raise not_found(code)
         RaceMachine(race, self.rules).may_watch(player)
         boards: list[LiveGame] = []
         if race.status != RaceStatus.LOBBY:
             gids = RaceMachine(race, self.rules).gids()
-            for gid, record in zip(gids, await self.store.load_records(gids), strict=True):
+            for gid, record in zip(gids, await self.stores.games.load_records(gids), strict=True):
                 if record is not None:
                     live = await self._board(gid, record)
                     if live is not None:
@@ -133,7 +133,7 @@ class Spectating:
         """What the race's page shows: what `watch` answers a visitor, and when."""
         look = await self.look(code)
         messages = look.replies(None, self.rules)
-        offer = await rematch_offer(self.store, look.race)  # linked from a finished race's page
+        offer = await rematch_offer(self.stores, look.race)  # linked from a finished race's page
         return ([*messages, offer] if offer is not None else messages), look.now_ms
 
     async def _board(self, gid: str, record: GameRecord) -> LiveGame | None:

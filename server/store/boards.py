@@ -47,8 +47,8 @@ from protocol.limits import DEFAULT_LIMITS
 from protocol.messages import Entry
 from server.domain.ids import daily_gid
 from server.store import scripts
-from server.store.errors import unavailable_on_failure
 from server.store.keys import Keys
+from server.store.unavailable import unavailable_on_failure
 
 log = logging.getLogger(__name__)
 UPGRADED_MEMO = 10_000  # day boards known to be of this layout, kept at hand
@@ -132,7 +132,8 @@ class Board(msgspec.Struct, omit_defaults=True):
 
 
 class AllTimeRow(msgspec.Struct):
-    """A player's running totals for one game (the all-time hash's JSON; server/store/stats.py)."""
+    """A player's running totals for one game (the all-time hash's JSON;
+    server/store/stats_repo.py)."""
 
     name: str = ""
     played: int = 0

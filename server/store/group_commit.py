@@ -14,7 +14,7 @@ import msgspec
 from redis.exceptions import NoScriptError, RedisError, ResponseError
 
 from server.domain.changes import Written
-from server.store.errors import StoreUnavailable
+from server.store.unavailable import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

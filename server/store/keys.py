@@ -30,7 +30,7 @@ Cluster slot and a Lua script can update them together:
     {ns:index}:running               zset   running race codes, scored by their deadline (ms)
 
 A new player's meta, inst, token and name expire (unplayed_player_ttl_s) until its first
-game lists a gid in its games (Store.keep_player makes them persist).
+game lists a gid in its games (PlayerRepo.keep_player makes them persist).
 
 Pub/sub channel (plain PUBLISH reaches every node of a cluster):
 
@@ -43,7 +43,7 @@ daily attempt `d.DATE.GAME.PID` and a practice game `p.GAME.NONCE.PID` under its
     {ns:race:CODE}:botlease          string the instance driving the race's bots (expires)
     {ns:index}:bots                  set    race codes whose bots are to be driven
 
-The daily challenge (server/daily/, server/store/boards.py, server/store/stats.py); each
+The daily challenge (server/daily/, server/store/boards.py, server/store/stats_repo.py); each
 multi-key command or script touches keys of a single slot:
 
     {ns:day:GAME:DATE}:board        zset   one member per finished attempt of that day
@@ -53,16 +53,17 @@ multi-key command or script touches keys of a single slot:
                                            (written once, by server/daily/deals.py)
     {ns:day:GAME:DATE}:deal_lock    string lock: the instance searching for that deal
     {ns:alltime:GAME}:board         zset   one member per player who ever finished a daily
-    {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/store/stats.py)
+    {ns:alltime:GAME}:stats         hash   player -> SEQ + JSON totals (server/store/stats_repo.py)
     {ns:alltime:GAME}:seq           string counter giving all-time members their SEQ
     {ns:alltime:GAME}:played:PID    zset   days (as day numbers) the player finished a daily
     {ns:alltime:GAME}:won:PID       zset   days the player won
     {ns:daily}:open                 zset   gids of daily attempts not yet ranked, by day end (ms)
     {ns:daily}:sweep                string lock: the instance closing attempts whose day is over
 
-Quick races and ratings (server/play/quick.py, server/store/queue.py, server/store/ratings.py):
+Quick races and ratings (server/play/quick.py, server/store/queue_repo.py,
+server/store/rating_repo.py):
 
-    {ns:queue}:entries              hash   player -> their queue entry (server/store/queue.py)
+    {ns:queue}:entries              hash   player -> their queue entry (server/store/queue_repo.py)
     {ns:queue}:lease                string lock: the instance running the matcher (expires)
     {ns:queue}:starting             zset   quick races in their lobby, by their start time (ms)
     {ns:rating:GAME}:p:PID          hash   a player's rating in GAME: name, mu, sigma, games, ver

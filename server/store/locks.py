@@ -13,7 +13,7 @@ from typing import Any
 from redis.asyncio.lock import Lock
 from redis.exceptions import LockError
 
-from server.store.errors import unavailable_on_failure
+from server.store.unavailable import unavailable_on_failure
 
 
 @unavailable_on_failure

@@ -19,8 +19,8 @@ import msgspec
 
 from server.domain.changes import MUST_NOT_EXIST, Written
 from server.store import scripts
-from server.store.errors import STORE_ERRORS, StoreUnavailable
 from server.store.keys import Keys
+from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 from server.store.writes import Batch
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ class _Pending(msgspec.Struct, array_like=True):
     ops: list[list[Any]]
 
 
+@unavailable_on_failure
 class RatingOutbox:
     def __init__(self, redis: Any, keys: Keys, instance: str, channel_prefix: str) -> None:
         self.redis = redis

@@ -146,7 +146,7 @@ return 0
 """
 
 # ---------------------------------------------------------------- leaderboards and stats
-# (server/store/boards.py, server/store/stats.py)
+# (server/store/boards.py, server/store/stats_repo.py)
 
 # Records a day's result once: a second result of the same player for the same day changes
 # nothing (returns 0), so callers may retry freely. Returns the finishing sequence number.
@@ -256,7 +256,7 @@ return 1
 # the others who kept that name from before names were reserved. ARGV: the holder it may
 # have now ('' for none), the player to hold it from now on ('' to release it, ARGV[1]
 # giving it up; it passes to one of the others, if any), the milliseconds the claim lasts
-# ('0': for good; a player who has not played yet expires, Store.create_player).
+# ('0': for good; a player who has not played yet expires, PlayerRepo.create_player).
 # A claim succeeds if the name is held by ARGV[1], by nobody, or already by ARGV[2]; returns
 # '' when done, else the player who holds it.
 SWAP_NAME = """
@@ -309,7 +309,7 @@ return ''
 
 # ---------------------------------------------------------------- quick races
 
-# Put a player in the queue (server/store/queue.py). KEYS: the entries hash. ARGV: player,
+# Put a player in the queue (server/store/queue_repo.py). KEYS: the entries hash. ARGV: player,
 # their entry, its game. A player already waiting for that game keeps their entry (a
 # request sent again); waiting for another game, the new entry replaces it. Returns the
 # entry now stored.

@@ -17,7 +17,7 @@ from server.store.boards import (
     pack_day,
 )
 from server.store.keys import Keys
-from server.store.stats import StatsStore
+from server.store.stats_repo import StatsRepo
 
 GAME = "doublets"
 DAY = "2026-03-14"
@@ -164,7 +164,7 @@ async def test_asker_without_entry_gets_no_me_and_the_top(
 
 
 async def test_streaks_and_all_time_board(redis: aioredis.Redis, keys: Keys) -> None:
-    stats = StatsStore(redis, keys)
+    stats = StatsRepo(redis, keys)
     store = LeaderboardStore(redis, keys)
     d0 = dt.date(2026, 3, 1)
 

@@ -23,19 +23,19 @@ from server.domain.changes import Written
 from server.domain.outcome import RESIGNED
 from server.domain.records import GameRecord
 from server.store.redis_client import create_redis
-from server.store.store import Store
+from server.store.stores import Stores
 
 DAY = dt.date(2030, 7, 1)
 MIDNIGHT_MS = int(day_start_s(DAY) * 1000) + DAY_MS
 
 
 @pytest.fixture
-async def stores(redis_url: str, redis_namespace: str) -> AsyncIterator[list[Store]]:
+async def stores(redis_url: str, redis_namespace: str) -> AsyncIterator[list[Stores]]:
     """Two stores, as two server instances would have, on one Redis and namespace."""
     config = Config(namespace=redis_namespace, redis_url=redis_url)
     out = []
     for instance in ("inst-a", "inst-b"):
-        store = Store(config, create_redis(config, redis_url), instance)
+        store = Stores(config, create_redis(config, redis_url), instance)
         await store.open()
         out.append(store)
     yield out
@@ -44,7 +44,7 @@ async def stores(redis_url: str, redis_namespace: str) -> AsyncIterator[list[Sto
     delete_namespace(redis_url, redis_namespace)
 
 
-async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Store]) -> None:
+async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Stores]) -> None:
     services = [
         DailyService(s, b"sweep-secret", lambda: MIDNIGHT_MS / 1000 - 60, engine.GAMES)
         for s in stores
@@ -53,7 +53,7 @@ async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Sto
     players = []
     n = DEFAULT.daily_sweep_batch * 2 + 50  # more than two batches
     for i in range(n):
-        player, _token = await stores[0].create_player(f"p{i}", 0)
+        player, _token = await stores[0].players.create_player(f"p{i}", 0)
         record, created = await a.attempt(player, f"p{i}", "bakers_game", MIDNIGHT_MS - 60_000 + i)
         assert created and not record.finished
         players.append(player)
@@ -61,7 +61,7 @@ async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Sto
     # closed again by the sweeper.
     resigned = replace(record, outcome=RESIGNED, finished_at_ms=MIDNIGHT_MS - 1000,
                        ver=record.ver + 1)  # fmt: skip
-    written = await stores[1].write_move(resigned, "", record.ver, b"")
+    written = await stores[1].games.write_move(resigned, "", record.ver, b"")
     assert written is Written.APPLIED
     await b.finished(resigned)
     assert (await a.boards.board("bakers_game", DAY.isoformat())).total == 1
@@ -78,7 +78,7 @@ async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Sto
     board = await a.boards.board("bakers_game", DAY.isoformat(), limit=100)
     assert board.total == n
     for i in (0, n // 2, n - 2):
-        loaded = await stores[1].load_game(f"d.{DAY.isoformat()}.bakers_game.{players[i]}")
+        loaded = await stores[1].games.load_game(f"d.{DAY.isoformat()}.bakers_game.{players[i]}")
         assert loaded is not None
         rec = loaded[0]
         assert rec.finished and rec.timed_out and rec.finished_at_ms == MIDNIGHT_MS
@@ -116,7 +116,7 @@ class WatchedService(DailyService):
     """A real DailyService that reports each attempt it ranks to a Probe, and can be held
     during or after its n-th rank: the stand-in for an instance that stalls."""
 
-    def __init__(self, store: Store, name: str, probe: Probe) -> None:
+    def __init__(self, store: Stores, name: str, probe: Probe) -> None:
         super().__init__(store, b"sweep-secret", lambda: MIDNIGHT_MS / 1000 - 60, engine.GAMES)
         self.name = name
         self.probe = probe
@@ -138,10 +138,10 @@ class WatchedService(DailyService):
         await probe.hold(self.name, self.ranks, "after")
 
 
-async def open_attempts(service: DailyService, store: Store, n: int) -> list[str]:
+async def open_attempts(service: DailyService, store: Stores, n: int) -> list[str]:
     gids = []
     for i in range(n):
-        player, _token = await store.create_player(f"p{i}", 0)
+        player, _token = await store.players.create_player(f"p{i}", 0)
         record, _ = await service.attempt(player, f"p{i}", "bakers_game", MIDNIGHT_MS - 60_000 + i)
         gids.append(record.gid)
     return gids
@@ -157,7 +157,7 @@ async def age_away(redis: aioredis.Redis, key: str) -> None:
 
 
 async def test_an_instance_that_stalled_past_its_lock_never_sweeps_beside_the_next(
-    stores: list[Store], redis: aioredis.Redis
+    stores: list[Stores], redis: aioredis.Redis
 ) -> None:
     """Two instances sweep every few milliseconds, each round after round, while one stalls
     between two batches past its lock's time: the other takes over, and from then on the
@@ -189,7 +189,7 @@ async def test_an_instance_that_stalled_past_its_lock_never_sweeps_beside_the_ne
         if start is not None:
             await start.wait()
         closed = 0
-        while await redis.zcard(service.store.keys.open_attempts()):
+        while await redis.zcard(service.stores.keys.open_attempts()):
             closed += len(await service.sweep(MIDNIGHT_MS + 500, LOCK_MS))
             if service is a:
                 a_swept_again.set()
@@ -208,7 +208,7 @@ async def test_an_instance_that_stalled_past_its_lock_never_sweeps_beside_the_ne
 
 
 async def test_an_expired_holder_cannot_free_the_lock_another_instance_took(
-    stores: list[Store], redis: aioredis.Redis
+    stores: list[Stores], redis: aioredis.Redis
 ) -> None:
     probe = Probe()
     a, b = WatchedService(stores[0], "inst-a", probe), WatchedService(stores[1], "inst-b", probe)

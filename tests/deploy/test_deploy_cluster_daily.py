@@ -13,7 +13,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from server.store.boards import LeaderboardStore, Result
 from server.store.keys import Keys
-from server.store.stats import StatsStore
+from server.store.stats_repo import StatsRepo
 
 GAMES = ("doublets", "quatorze")
 DAYS = [dt.date(2026, 3, 10) + dt.timedelta(days=i) for i in range(4)]
@@ -22,7 +22,7 @@ DAYS = [dt.date(2026, 3, 10) + dt.timedelta(days=i) for i in range(4)]
 async def play_days(redis, namespace: str) -> list:
     """Enter the same pseudo-random results, then read every board and every player's stats."""
     keys = Keys(namespace)
-    boards, stats = LeaderboardStore(redis, keys), StatsStore(redis, keys)
+    boards, stats = LeaderboardStore(redis, keys), StatsRepo(redis, keys)
     rnd = random.Random(7)
     players = [f"p{i:02d}" for i in range(12)]
     for day in DAYS:

@@ -1,4 +1,4 @@
-"""What anonymous clients may hold and make (server/edge/admission.py, Store.create_player):
+"""What anonymous clients may hold and make (server/edge/admission.py, PlayerRepo.create_player):
 connections in total and per address, new players per address, players who never play.
 
 Every connection counts from TCP accept to close, HTTP ones too: the server's start-up
@@ -25,7 +25,7 @@ from websockets.exceptions import InvalidStatus
 from server.edge.admission import address_key, parse_address
 from server.play.names import fold_name
 from server.store.keys import Keys
-from server.store.store import hash_token
+from server.store.player_repo import hash_token
 
 
 def metric(server: ServerProcess, name: str, labels: str = "") -> float:

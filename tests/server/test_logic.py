@@ -152,7 +152,7 @@ def test_binary_frame_header_is_the_one_websockets_writes(length):
 
 
 async def test_game_turns_go_in_order_and_skip_cancelled_waiters():
-    cache = LiveGames(store=None, size=10)
+    cache = LiveGames(stores=None, size=10)
     assert cache.claim("g") is None  # free: ours at once
     second, third = cache.claim("g"), cache.claim("g")
     assert second is not None and third is not None
@@ -223,4 +223,4 @@ async def test_a_remembered_lobby_is_a_guess_only_while_it_cannot_have_expired(r
     races._remember_lobby(race)
     races.clock = Clock(offset_s=61)
     assert races._last_lobby("ABCDEF") is None
-    await app.store.redis.aclose()
+    await app.stores.redis.aclose()

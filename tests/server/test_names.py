@@ -11,7 +11,7 @@ from support.server_proc import ServerFactory, ServerProcess
 from support.ws_client import Client
 
 from server.store.keys import Keys
-from server.store.store import hash_token
+from server.store.player_repo import hash_token
 
 
 def metric(server: ServerProcess, name: str) -> float:

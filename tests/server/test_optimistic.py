@@ -28,10 +28,10 @@ async def apps(redis_url: str, redis_namespace: str) -> AsyncIterator[tuple[App,
     cfg = dataclasses.replace(Config(), namespace=redis_namespace)
     made = App(cfg, redis_url), App(cfg, redis_url)
     for app in made:
-        await app.store.open()
+        await app.stores.open()
     yield made
     for app in made:
-        await app.store.close()
+        await app.stores.close()
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ async def test_a_join_that_finds_the_race_changed_is_decided_again(apps):
     lobby = replies[-1]
     assert isinstance(lobby, p.Lobby)
     assert [s.name for s in lobby.players] == ["ann", "cal", "bob"]
-    stored = await one.store.load_race(code)
+    stored = await one.stores.races.load_race(code)
     assert stored is not None and [s.name for s in stored.seats] == ["ann", "cal", "bob"]
 
 
@@ -92,7 +92,7 @@ async def test_a_race_that_keeps_changing_is_refused_as_unavailable(apps, raw, r
         await one.races.start(ann, p.StartRace(race=code))
     assert refused.value.code == p.UNAVAILABLE
     assert attempts == list(range(one.races.runner.retries))
-    stored = await one.store.load_race(code)
+    stored = await one.stores.races.load_race(code)
     assert stored is not None and stored.status == "lobby"
 
 
@@ -134,7 +134,7 @@ async def test_a_move_made_meanwhile_through_another_server_is_answered_once(app
     with one.moves.runner.interposed(other_connection):
         (state,) = await one.moves.play(ann, gid, 7, 0, move)
     assert isinstance(state, p.State) and state.n == 1 and state.re == 7
-    assert await one.store.game_moves(gid, 0, 10) == [move]
+    assert await one.stores.games.game_moves(gid, 0, 10) == [move]
     # The cached copy that the stale write was decided on is gone: the next move is decided
     # on the game as stored.
     cached = one.cache.peek(gid)

@@ -24,7 +24,7 @@ from server.domain.changes import Written
 from server.play.cache import load
 from server.play.game_machine import Applied, GameRules, decide_move
 from server.store.redis_client import create_redis
-from server.store.store import Store
+from server.store.stores import Stores
 
 BAKERS_SEED = 1
 BAKERS_FIRST = "t1-t7"
@@ -44,7 +44,7 @@ def expected_view(moves: list[str]) -> dict:  # type: ignore[type-arg]
 async def grow(redis_url: str, namespace: str, gid: str, moves: list[str]) -> None:
     """Append `moves` to the stored game `gid` (whose list must be a prefix of them)."""
     config = replace(Config(), namespace=namespace)
-    store = Store(config, create_redis(config, redis_url), f"grow-{gid}")
+    store = Stores(config, create_redis(config, redis_url), f"grow-{gid}")
     await store.open()
     try:
         live = await load(store, gid)
@@ -59,7 +59,9 @@ async def grow(redis_url: str, namespace: str, gid: str, moves: list[str]) -> No
                 decision = decide_move(live, live.n, move, now_us, rules)
                 assert isinstance(decision, Applied), decision
                 futures.append(
-                    store.write_move(decision.record, move, expect_ver, b"", decision.snapshot)
+                    store.games.write_move(
+                        decision.record, move, expect_ver, b"", decision.snapshot
+                    )
                 )
             # Submitted without a pause, so they form one batch, applied in order.
             outcomes = await asyncio.gather(*futures)

@@ -9,9 +9,9 @@ from typing import Any
 
 from server.domain.queue import Waiting
 from server.store import scripts
-from server.store.errors import STORE_ERRORS, StoreUnavailable
 from server.store.keys import Keys
 from server.store.locks import Lease
+from server.store.unavailable import STORE_ERRORS, StoreUnavailable, unavailable_on_failure
 
 
 def encode_entry(w: Waiting) -> str:
@@ -30,7 +30,8 @@ def decode_entry(player: str, raw: str) -> Waiting | None:
         return None
 
 
-class QueueStore:
+@unavailable_on_failure
+class QueueRepo:
     def __init__(self, redis: Any, keys: Keys, instance: str) -> None:
         self.redis = redis
         self.keys = keys

@@ -1,9 +1,11 @@
 """How the store fails: one error, StoreUnavailable, whatever Redis or the socket raised.
 
-Every public coroutine of the store's classes (Store, its leaderboards and stats, its
-leases) is wrapped by `unavailable_on_failure`, so that the layers above catch one error
-and never import a Redis client's: a Redis failure anywhere in the store reaches them as
-StoreUnavailable (a `Refused` with code `unavailable`, which the session answers as such).
+Every public coroutine of the store's classes (its repositories of players, games, races,
+the daily challenge and presence, the batches they share, the leaderboards and stats, the
+leases, and Stores, which wires them) is wrapped by `unavailable_on_failure`, so that the
+layers above catch one error and never import a Redis client's: a Redis failure anywhere in
+the store reaches them as StoreUnavailable (a `Refused` with code `unavailable`, which the
+session answers as such).
 """
 
 from __future__ import annotations

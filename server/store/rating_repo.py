@@ -12,6 +12,7 @@ import msgspec
 
 from server.domain.ratings import PlayerRating, RatingPoint
 from server.store.keys import Keys
+from server.store.unavailable import unavailable_on_failure
 
 HISTORY_KEPT = 100  # rated races kept in a player's history per game
 
@@ -25,7 +26,8 @@ class BoardRow:
     shown: int
 
 
-class RatingsStore:
+@unavailable_on_failure
+class RatingRepo:
     def __init__(self, redis: Any, keys: Keys) -> None:
         self.redis = redis
         self.keys = keys

@@ -31,8 +31,8 @@ from server.store.boards import (
     Result,
     day_number,
 )
-from server.store.errors import unavailable_on_failure
 from server.store.keys import Keys
+from server.store.unavailable import unavailable_on_failure
 
 
 def current(run_length: int, run_end: int, today: dt.date) -> int:
@@ -41,7 +41,7 @@ def current(run_length: int, run_end: int, today: dt.date) -> int:
 
 
 @unavailable_on_failure
-class StatsStore:
+class StatsRepo:
     """Counts finished daily attempts into players' stats and the all-time boards."""
 
     def __init__(self, redis: Any, keys: Keys) -> None:
