@@ -93,17 +93,19 @@ async def test_in_a_full_lane_the_player_who_used_less_takes_a_place(
 async def test_the_player_who_used_the_least_search_lately_is_served_first(
     tmp_path: Path,
 ) -> None:
-    """Two flooders' searches took 0.2 s each; an occasional player's took next to nothing,
-    and came after theirs. Waiting together, the occasional player goes first, though
-    asked last and served last (the flooders were served longer ago, which used to put
-    them first: the issue's 21st player got 3 of 10 hints in time)."""
+    """Two flooders' searches took 0.2 s and 0.4 s; an occasional player's took next to
+    nothing, and came after theirs. Waiting together, the occasional player goes first,
+    though asked last and served last (the flooders were served longer ago, which used to
+    put them first: the issue's 21st player got 3 of 10 hints in time), then the flooders by
+    the search they used. (Their searches differ by 0.2 s so that a loaded machine's extra
+    milliseconds cannot swap them.)"""
     gate = tmp_path / "gate"
     os.mkfifo(gate)
     pool = SolverPool(workers=1, queue_max=4)
     try:
         async with asyncio.timeout(60):
-            for flooder in ("f1", "f2"):
-                await pool.run(time.sleep, 0.2, lane=HINTS, owner=flooder)
+            for flooder, search_s in (("f1", 0.2), ("f2", 0.4)):
+                await pool.run(time.sleep, search_s, lane=HINTS, owner=flooder)
             await pool.run(str, "quick", lane=HINTS, owner="p")
             holder = asyncio.create_task(pool.run(gate.read_text, lane=DAILY))
             while not pool.running:
