@@ -7,8 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from client_cli.config import Config
-from client_cli.connection import ConnectError, Connection
+from client_cli.connection import ConnectError, Connection, ConnectionLost
+from client_cli.messages import ProtocolError, ServerError
 from client_cli.theme import Theme
+
+# The ways a one-off exchange with the server fails, each said by Context.failure.
+EXCHANGE_FAILURES = (ConnectError, ServerError, ConnectionLost, ProtocolError)
+ExchangeFailure = ConnectError | ServerError | ConnectionLost | ProtocolError
 
 
 @dataclass
@@ -47,6 +52,14 @@ class Context:
         if self.server_source in ("option", "default") and self.config.server != self.server:
             self.remember_server()
             self.config.save()
+
+    def failure(self, error: ExchangeFailure) -> str:
+        """What a command that asked the server one thing says when that failed."""
+        if isinstance(error, ConnectError):
+            return self.unreachable(error)
+        if isinstance(error, ServerError):
+            return f"{error.msg} ({error.code})"
+        return str(error)
 
     def unreachable(self, error: ConnectError) -> str:
         """The connection error, and where the address came from and how to change it

@@ -9,9 +9,8 @@ from typing import TypeVar
 import msgspec
 
 import protocol as p
-from client_cli.connection import ConnectError, ConnectionLost
-from client_cli.context import Context
-from client_cli.messages import ProtocolError, ServerError, as_plain, expect
+from client_cli.context import EXCHANGE_FAILURES, Context
+from client_cli.messages import as_plain, expect
 
 M = TypeVar("M", bound=p.Message)
 
@@ -27,12 +26,8 @@ async def ask(ctx: Context, request: p.Request, kind: type[M]) -> tuple[M | None
         welcome = await conn.open()
         ctx.opened()
         return expect(await conn.request(request), kind), welcome.player
-    except ConnectError as exc:
-        print(f"solitaire: {ctx.unreachable(exc)}", file=sys.stderr)
-    except ServerError as exc:
-        print(f"solitaire: {exc.msg} ({exc.code})", file=sys.stderr)
-    except (ConnectionLost, ProtocolError) as exc:
-        print(f"solitaire: {exc}", file=sys.stderr)
+    except EXCHANGE_FAILURES as exc:
+        print(f"solitaire: {ctx.failure(exc)}", file=sys.stderr)
     finally:
         await conn.close()
     return None, ""

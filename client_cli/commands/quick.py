@@ -15,8 +15,8 @@ from client_cli.boards import game_title
 from client_cli.commands import add_command, game_arg
 from client_cli.commands.context import build_context
 from client_cli.commands.race import PLAY_HELP, join_race
-from client_cli.connection import ConnectError, ConnectionLost
-from client_cli.context import Context
+from client_cli.connection import ConnectionLost
+from client_cli.context import EXCHANGE_FAILURES, Context
 from client_cli.messages import ProtocolError, ServerError, as_plain
 
 LEAVE_TIMEOUT_S = 3.0  # waiting for `unqueued` after Ctrl-C, at most
@@ -100,12 +100,8 @@ async def wait_for_race(ctx: Context, game: str) -> str | None:
         if not ctx.plain:
             print()
         raise
-    except ConnectError as exc:
-        print(f"solitaire: {ctx.unreachable(exc)}", file=sys.stderr)
-    except ServerError as exc:
-        print(f"solitaire: {exc.msg} ({exc.code})", file=sys.stderr)
-    except (ConnectionLost, ProtocolError) as exc:
-        print(f"solitaire: {exc}", file=sys.stderr)
+    except EXCHANGE_FAILURES as exc:
+        print(f"solitaire: {ctx.failure(exc)}", file=sys.stderr)
     finally:
         await conn.close()
     return None

@@ -13,11 +13,10 @@ import protocol as p
 from client_cli.boards import game_title, render_text
 from client_cli.commands import Subcommands, add_command
 from client_cli.commands.context import UsageError, build_context
-from client_cli.connection import ConnectError, ConnectionLost
-from client_cli.context import Context
+from client_cli.context import EXCHANGE_FAILURES, Context
 from client_cli.game_kind import GameKind
 from client_cli.game_session import clock
-from client_cli.messages import ProtocolError, ServerError, as_plain, expect
+from client_cli.messages import ProtocolError, as_plain, expect
 from client_cli.replay_refs import BadReference, parse_ref, web_page
 from client_cli.replayer import DEFAULT_SPEED, SPEEDS, Replayer, Stepper, outcome, whose
 from client_cli.words import count
@@ -127,12 +126,8 @@ async def fetch(ctx: Context, request: p.Replay) -> p.ReplayReply | None:
             moves += page.moves
         first.moves, first.start = moves, 0
         return first
-    except ConnectError as exc:
-        print(f"solitaire: {ctx.unreachable(exc)}", file=sys.stderr)
-    except ServerError as exc:
-        print(f"solitaire: {exc.msg} ({exc.code})", file=sys.stderr)
-    except (ConnectionLost, ProtocolError) as exc:
-        print(f"solitaire: {exc}", file=sys.stderr)
+    except EXCHANGE_FAILURES as exc:
+        print(f"solitaire: {ctx.failure(exc)}", file=sys.stderr)
     finally:
         await conn.close()
     return None
