@@ -63,6 +63,19 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def _limit(query: dict[str, list[str]], most: int) -> int | Response:
+    """A board page's `limit` (1 to `most`, `most` when absent), or the 400 that refuses it."""
+    if "limit" not in query:
+        return most
+    try:
+        limit = int(query["limit"][0])
+    except ValueError:
+        limit = 0
+    if not 1 <= limit <= most:
+        return text(400, f"limit must be 1 to {most}")
+    return limit
+
+
 def _response(
     status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None
 ) -> Response:
@@ -194,15 +207,9 @@ class HttpRoutes:
             game = game[: -len(".json")]
         if game not in engine.GAMES:
             return text(404, f"unknown game {game!r}; games are {', '.join(sorted(engine.GAMES))}")
-        most = self.quick.config.leaderboard_max_rows
-        limit = most
-        if "limit" in query:
-            try:
-                limit = int(query["limit"][0])
-            except ValueError:
-                limit = 0
-            if not 1 <= limit <= most:
-                return text(400, f"limit must be 1 to {most}")
+        limit = _limit(query, self.quick.config.leaderboard_max_rows)
+        if isinstance(limit, Response):
+            return limit
         board = await self.quick.board(game, limit, None)
         cache = {"Cache-Control": "public, max-age=5"}
         if as_json:
@@ -249,15 +256,9 @@ class HttpRoutes:
         date, as_json = parts[1], False
         if date.endswith(".json"):
             date, as_json = date[: -len(".json")], True
-        most = daily.boards.max_rows
-        limit = most
-        if "limit" in query:
-            try:
-                limit = int(query["limit"][0])
-            except ValueError:
-                limit = 0
-            if not 1 <= limit <= most:
-                return text(400, f"limit must be 1 to {most}")
+        limit = _limit(query, daily.boards.max_rows)
+        if isinstance(limit, Response):
+            return limit
         try:
             board, deal = await daily.find_board(game, date, limit=limit)
         except p.Refused as refused:
