@@ -59,6 +59,7 @@ from typing import Any
 
 from bench.capacity_bots import STOP_DRAIN_S, percentile_ms
 from bench.figures import percentile
+from bench.local_cluster import LocalRedisCluster
 from bench.race_server import (
     ROOT,
     RaceServer,
@@ -177,18 +178,21 @@ def machine_busy_s() -> float:
     return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-async def store_info(url: str) -> tuple[float, int]:
-    """The store's CPU seconds and resident memory (KB), from its INFO."""
+async def store_info(nodes: list[str]) -> tuple[float, int]:
+    """The store's CPU seconds and resident memory (KB), from the INFO of each of its nodes
+    (one, or every master of a cluster), summed."""
     import redis.asyncio as aioredis
 
-    r = aioredis.Redis.from_url(url)
-    try:
-        info = await r.info()
-    finally:
-        await r.aclose()
-    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"]), int(
-        info["used_memory_rss"]
-    ) // 1024
+    cpu, rss = 0.0, 0
+    for url in nodes:
+        r = aioredis.Redis.from_url(url)
+        try:
+            info = await r.info()
+        finally:
+            await r.aclose()
+        cpu += float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+        rss += int(info["used_memory_rss"]) // 1024
+    return cpu, rss
 
 
 STALL_MS = 10  # the bench's own store records every event (an fsync, a command) that takes longer
@@ -224,9 +228,16 @@ def disk_fsync_line(directory: Path, seconds: float = DISK_PROBE_S) -> str:
             "always)")  # fmt: skip
 
 
-async def store_stalls(url: str, reset: bool = False) -> float | None:
-    """The store's longest stall (ms) since the last reset, from its latency monitor, or None
-    where the monitor is off (a REDIS_URL store whose owner did not turn it on); `reset`
+async def store_stalls(nodes: list[str], reset: bool = False) -> float | None:
+    """The store's longest stall (ms) since the last reset, the longest of its nodes'."""
+    stalls = [await node_stalls(url, reset) for url in nodes]
+    known = [s for s in stalls if s is not None]
+    return max(known) if known else None
+
+
+async def node_stalls(url: str, reset: bool = False) -> float | None:
+    """A store node's longest stall (ms) since the last reset, from its latency monitor, or
+    None where the monitor is off (a REDIS_URL store whose owner did not turn it on); `reset`
     starts a new window."""
     import redis.asyncio as aioredis
 
@@ -245,8 +256,8 @@ async def store_stalls(url: str, reset: bool = False) -> float | None:
     return float(max((int(e[3]) for e in events), default=0))
 
 
-async def marks(pids: list[int], url: str, bots: list[BotProcess]) -> Marks:
-    store, _ = await store_info(url)
+async def marks(pids: list[int], nodes: list[str], bots: list[BotProcess]) -> Marks:
+    store, _ = await store_info(nodes)
     return Marks(
         at=time.perf_counter(),
         server=sum(cpu_s(p) for p in pids),
@@ -355,8 +366,9 @@ async def wait_listening(target: RaceServer, workers: int) -> list[int]:
 
 async def ramp(args: argparse.Namespace, tmp: Path, store: str, url: str, workers: int) -> Run:
     run = Run(workers)
+    settings = {**SETTINGS, "SOLITAIRE_REDIS_CLUSTER": "1"} if args.cluster else SETTINGS
     target = start_race_server(tmp, "solitaire-server", store, url, workers=workers,
-                               settings=SETTINGS)  # fmt: skip
+                               settings=settings)  # fmt: skip
     bots: list[BotProcess] = []
     try:
         pids = await wait_listening(target, workers)
@@ -372,19 +384,19 @@ async def ramp(args: argparse.Namespace, tmp: Path, store: str, url: str, worker
             players = step
             grow_s = time.perf_counter() - began
             await asyncio.sleep(args.warmup)
-            m0 = await marks(pids, url, bots)
-            await store_stalls(url, reset=True)
+            m0 = await marks(pids, args.store_nodes, bots)
+            await store_stalls(args.store_nodes, reset=True)
             await asyncio.gather(*(b.ask({"cmd": "reset"}) for b in bots))
             await asyncio.sleep(args.seconds)
             got = await asyncio.gather(*(b.ask({"cmd": "collect"}) for b in bots))
-            m1 = await marks(pids, url, bots)
-            stall = await store_stalls(url)
+            m1 = await marks(pids, args.store_nodes, bots)
+            stall = await store_stalls(args.store_nodes)
             secs = m1.at - m0.at
             hist: Counter[int] = Counter()
             for g in got:
                 hist.update({int(k): v for k, v in g["hist"].items()})
             errors_now = sum(sum(g["errors"].values()) for g in got)
-            _, store_rss = await store_info(url)
+            _, store_rss = await store_info(args.store_nodes)
             server_cpu = (m1.server - m0.server) / secs
             store_cpu = (m1.store - m0.store) / secs
             bots_cpu = (m1.bots - m0.bots) / secs
@@ -408,7 +420,7 @@ async def ramp(args: argparse.Namespace, tmp: Path, store: str, url: str, worker
         else:
             run.ended = f"every step held, up to {players} players"
         run.bot_processes = len(bots)
-        await stop_bots(run, bots, url, target.namespace)
+        await stop_bots(run, bots, url, target.namespace, bool(args.cluster))
         target.proc.send_signal(signal.SIGTERM)
         await asyncio.to_thread(target.proc.wait, 60)
         return run
@@ -420,10 +432,12 @@ async def ramp(args: argparse.Namespace, tmp: Path, store: str, url: str, worker
         if target.proc.poll() is None:
             target.proc.kill()
             target.proc.wait()
-        await drop_namespace(url, target.namespace)
+        await drop_namespace(url, target.namespace, bool(args.cluster))
 
 
-async def stop_bots(run: Run, bots: list[BotProcess], url: str, namespace: str) -> None:
+async def stop_bots(
+    run: Run, bots: list[BotProcess], url: str, namespace: str, cluster: bool
+) -> None:
     """Stops every player, then compares each game's stored moves with its acknowledged
     ones."""
     answers = await asyncio.gather(*(b.ask({"cmd": "stop"}, STOP_DRAIN_S + 60) for b in bots))
@@ -437,7 +451,7 @@ async def stop_bots(run: Run, bots: list[BotProcess], url: str, namespace: str) 
             run.errors["requests unanswered at the stop"] += a["in_flight"]
     for b in bots:
         await b.proc.wait()
-    counts = await stored_counts(url, namespace, list(acked))
+    counts = await stored_counts(url, namespace, list(acked), cluster)
     run.games = len(acked)
     run.acked = sum(acked.values())
     run.found = sum(min(c, a) for c, a in zip(counts, acked.values(), strict=True))
@@ -543,16 +557,29 @@ async def run_all(args: argparse.Namespace) -> int:
           f"{DEFAULT.ping_interval_s:g} s; open-file limit {args.open_files}")  # fmt: skip
     tmp = Path(tempfile.mkdtemp(prefix="bench-capacity-"))
     embedded: EmbeddedRedis | None = None
+    cluster: LocalRedisCluster | None = None
     try:
         url = os.environ.get("REDIS_URL")
         if url:
             store = f"REDIS_URL {url} (its CPU and memory include anyone else's use of it)"
+            args.store_nodes = [url]
+        elif args.cluster:
+            cluster = LocalRedisCluster(
+                root=tmp / "cluster", masters=args.cluster, fsync=args.store_fsync,
+                extra_args=["--latency-monitor-threshold", str(STALL_MS)],
+            ).start()  # fmt: skip
+            url = cluster.url
+            args.store_nodes = cluster.node_urls
+            store = (f"a Redis Cluster of the bench's own: {args.cluster} valkey-server masters "
+                     f"on this machine, appendfsync {args.store_fsync} (store figures: all "
+                     "masters summed)")  # fmt: skip
         else:
             embedded = EmbeddedRedis(
                 data_dir=tmp / "valkey", fsync=args.store_fsync,
                 extra_args=["--latency-monitor-threshold", str(STALL_MS)],
             )  # fmt: skip
             url = embedded.start()
+            args.store_nodes = [url]
             store = f"embedded valkey-server of the bench's own, appendfsync {args.store_fsync}"
         print(f"  store: {store}")
         if embedded is not None and args.store_fsync == "always":
@@ -579,6 +606,8 @@ async def run_all(args: argparse.Namespace) -> int:
     finally:
         if embedded is not None:
             embedded.stop()
+        if cluster is not None:
+            cluster.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -630,6 +659,11 @@ def main() -> int:
         default=2500,
         help="players per bot process, a multiple of --seats (default 2500)",
     )
+    parser.add_argument("--cluster", type=int, default=0, metavar="MASTERS",
+                        help="run the store as a Redis Cluster of this many masters on this "
+                             "machine (bench/local_cluster.py; the server with "
+                             "SOLITAIRE_REDIS_CLUSTER=1), e.g. 3; 0: one store "
+                             "(default)")  # fmt: skip
     parser.add_argument("--store-fsync", choices=FSYNC_POLICIES,
                         help="appendfsync of the bench's own store; not with REDIS_URL "
                              f"(default {DEFAULT.store_fsync})")  # fmt: skip
@@ -647,6 +681,8 @@ def main() -> int:
         parser.error("--warmup 0..300, --seconds 1..600, --pace 0.05..60, --p99-ms above 0")
     if not args.workers or any(not 1 <= k <= 16 for k in args.workers):
         parser.error("--workers: counts 1..16")
+    if args.cluster and (os.environ.get("REDIS_URL") or not 3 <= args.cluster <= 8):
+        parser.error("--cluster: 3..8 masters of the bench's own; unset REDIS_URL to use it")
     if args.store_fsync is not None and os.environ.get("REDIS_URL"):
         parser.error("--store-fsync sets the bench's own store: unset REDIS_URL to use it")
     args.store_fsync = args.store_fsync or DEFAULT.store_fsync

@@ -72,12 +72,19 @@ class LocalRedisCluster:
     root: Path
     masters: int = 3
     host: str = "127.0.0.1"
+    fsync: str = "always"  # each node's appendfsync
+    extra_args: list[str] = field(default_factory=list)  # each node's, after the cluster's
     nodes: list[EmbeddedRedis] = field(default_factory=list)
 
     @property
     def url(self) -> str:
         """A URL naming one node; a cluster client discovers the others from it."""
         return f"redis://{self.host}:{self.nodes[0].port}/0"
+
+    @property
+    def node_urls(self) -> list[str]:
+        """Each node's own URL, for what a node answers of itself (INFO, its latency monitor)."""
+        return [f"redis://{self.host}:{node.port}/0" for node in self.nodes]
 
     @property
     def addresses(self) -> list[str]:
@@ -93,10 +100,12 @@ class LocalRedisCluster:
                     data_dir=self.root / f"node{i}",
                     port=port,
                     host=self.host,
+                    fsync=self.fsync,
                     extra_args=[
                         "--cluster-enabled", "yes",
                         "--cluster-config-file", "nodes.conf",
                         "--cluster-node-timeout", "5000",
+                        *self.extra_args,
                     ],
                 )  # fmt: skip
                 node.start()

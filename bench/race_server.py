@@ -171,9 +171,17 @@ def wait_healthy(server: RaceServer, timeout: float = 30) -> None:
     raise RuntimeError(f"the server did not become healthy in {timeout:g} s; see {server.log}")
 
 
-async def drop_namespace(url: str, namespace: str) -> None:
+def store_client(url: str, cluster: bool = False) -> aioredis.Redis | aioredis.RedisCluster:
+    """A client of the store at `url`; of the whole Redis Cluster `url` names a node of when
+    `cluster` (its scans walk every master, its pipelines and multi-key deletes split by slot)."""
+    if cluster:
+        return aioredis.RedisCluster.from_url(url)
+    return aioredis.Redis.from_url(url)
+
+
+async def drop_namespace(url: str, namespace: str, cluster: bool = False) -> None:
     """Remove every key of a bench server's namespace."""
-    r = aioredis.Redis.from_url(url)
+    r = store_client(url, cluster)
     try:
         batch = [k async for k in r.scan_iter(match="{" + namespace + ":*", count=1000)]
         for i in range(0, len(batch), 500):

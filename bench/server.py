@@ -86,6 +86,7 @@ from bench.race_server import (
     raise_open_files,
     rss_kb,
     start_race_server,
+    store_client,
     wait_port,
     worker_pids,
 )
@@ -809,13 +810,13 @@ async def stored_moves(url: str, namespace: str, load: Load) -> tuple[int, int]:
     return found, sum(load.acked_by_gid.values())
 
 
-async def stored_counts(url: str, namespace: str, gids: list[str]) -> list[int]:
+async def stored_counts(
+    url: str, namespace: str, gids: list[str], cluster: bool = False
+) -> list[int]:
     """The length of each game's stored move list, in the order of `gids`."""
-    import redis.asyncio as aioredis
-
     from server.store.keys import Keys
 
-    r = aioredis.Redis.from_url(url)
+    r = store_client(url, cluster)
     keys = Keys(namespace)
     counts: list[int] = []
     try:

@@ -6,11 +6,12 @@ connection options, the cluster switch and the hiredis packer live in one place.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import hiredis
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.exceptions import DataError
 
 from server.config import Config
@@ -28,15 +29,59 @@ def create_redis(config: Config, url: str, *, decode_responses: bool = True) -> 
         "decode_responses": decode_responses,
         "health_check_interval": 30,
         "socket_keepalive": True,
-        "max_connections": 64,
+        "max_connections": MAX_CONNECTIONS,
     }
     if config.redis_cluster:
-        return RedisCluster.from_url(url, **options)
+        return WaitingRedisCluster.from_url(url, **options)
     if url.startswith("redis://"):
         options["connection_class"] = HiredisPackingConnection
     # Blocking: under a burst, requests wait their turn for a connection instead of failing.
     pool = aioredis.BlockingConnectionPool.from_url(url, timeout=10, **options)
     return aioredis.Redis(connection_pool=pool)
+
+
+MAX_CONNECTIONS = 64  # per client, and per node of a cluster
+# A node's connections that the cluster client's own work may hold beyond commands and
+# pipelines (a pub/sub subscription takes one of the node's connections for good).
+CLUSTER_RESERVED_CONNECTIONS = 4
+
+
+class WaitingRedisCluster(RedisCluster):
+    """redis-py's cluster client, whose callers wait for a free connection instead of failing.
+
+    The cluster client raises MaxConnectionsError (with no message) once a node has
+    `max_connections` in use, where the single-node client waits (BlockingConnectionPool).
+    Hundreds of players leaving at once (an instance's players when it drains, a bot
+    process stopping) then failed as `unavailable`. Here at most that many commands and
+    pipelines, less the reserve, are in flight through this client at once; each holds at
+    most one connection of a node, so no node runs out.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        permits = kwargs.get("max_connections", MAX_CONNECTIONS) - CLUSTER_RESERVED_CONNECTIONS
+        self.in_flight = asyncio.Semaphore(max(1, permits))
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        async with self.in_flight:
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> Any:
+        if shard_hint:
+            return super().pipeline(transaction, shard_hint)  # refused by redis-py, as there
+        # redis-py's own pipeline() makes its ClusterPipeline the same way; its stubs call an
+        # attribute abstract that the class sets at run time.
+        return WaitingClusterPipeline(self, transaction)  # type: ignore[abstract]
+
+
+class WaitingClusterPipeline(ClusterPipeline):
+    """A pipeline of WaitingRedisCluster: it waits for one of the client's permits."""
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> Any:
+        client = self.cluster_client
+        assert isinstance(client, WaitingRedisCluster)
+        async with client.in_flight:
+            return await super().execute(raise_on_error, allow_redirections)
 
 
 class HiredisPackingConnection(aioredis.Connection):

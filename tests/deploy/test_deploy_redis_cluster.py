@@ -1,16 +1,21 @@
 """The local Redis Cluster fixture is a real cluster, and it behaves as the server assumes:
 keys spread over the masters, hash-tagged keys share a slot, and a plain PUBLISH sent on
-one node reaches a subscriber connected to another."""
+one node reaches a subscriber connected to another; and the server's cluster client waits
+for a connection under a burst."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 
 import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ResponseError
+
+from server.config import Config
+from server.store.redis_client import MAX_CONNECTIONS, create_redis
 
 
 async def test_three_masters_serve_all_slots_and_share_the_keys(redis_cluster) -> None:
@@ -82,3 +87,27 @@ def test_the_compose_cluster_init_leaves_a_formed_cluster_alone(redis_cluster) -
         b["cluster_current_epoch"] for b in before
     ]
     assert all(a["cluster_state"] == "ok" for a in after)
+
+
+async def test_a_burst_beyond_the_connection_limit_waits_instead_of_failing(redis_cluster) -> None:
+    """More commands and pipelines in flight at once than a node's connection limit: the
+    server's cluster client queues them (as its single-node client does) where redis-py's
+    raised MaxConnectionsError, which the server reported as `unavailable` (seen: hundreds of
+    players leaving at once). Each BLPOP holds its connection for its whole timeout."""
+    client = create_redis(dataclasses.replace(Config(), redis_cluster=True), redis_cluster.url)
+    burst = 3 * MAX_CONNECTIONS
+    try:
+        key = "{burst-test}:empty"
+
+        async def pipelined() -> list[object]:
+            pipe = client.pipeline(transaction=False)
+            pipe.blpop([key], 0.1)
+            result: list[object] = await pipe.execute()
+            return result
+
+        replies = await asyncio.gather(*(client.blpop([key], 0.1) for _ in range(burst)))
+        assert replies == [None] * burst
+        piped = await asyncio.gather(*(pipelined() for _ in range(burst)))
+        assert piped == [[None]] * burst
+    finally:
+        await client.aclose()
