@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: what one acknowledged move costs the store, read from the store's own counters.
 
-    .venv/bin/python -m bench.store_cost [--games 40] [--in-flight 1] [--unrated]
-                                         [--redis-url URL]
+    .venv/bin/python -m bench.store_cost [--games 40] [--in-flight 1] [--idle-s 10]
+                                         [--unrated] [--redis-url URL]
 
 What it does (loopback only, stops by itself):
 
@@ -28,22 +28,26 @@ What it does (loopback only, stops by itself):
     the day's board and the player's stats.
   `--games` is the number of race seats (rounded up to tables of four) and of daily
   attempts, so of finishing moves of each kind;
-- reads `INFO commandstats stats cpu persistence` just before and just after the moves
-  of each kind (with `--in-flight` moves in flight at once: 1 by default, so that each
-  move is a group commit of its own, the most a move can cost; more lets the group
-  commit share one script call among the moves that arrive together), then again around
-  an idle window of the same length right after it. What the store did in the idle
-  window (the servers' own background work: presence, leases, keep-alive; and one INFO
-  call, which each window holds too) is taken from what it did in the moves' window,
-  command by command, and the rest is divided by the moves acknowledged;
+- first measures what the store does when nobody plays: one INFO call's own cost (by
+  back-to-back calls), and the servers' own background work a second (presence,
+  leases, sweeps; the store's own timers) over an idle window of `--idle-s` seconds;
+- reads `INFO commandstats stats cpu persistence` just before the moves of each kind
+  and SETTLE_S after the last one is acknowledged (with `--in-flight` games played at
+  once, each one move at a time: 1 by default, so that each move is a group commit of
+  its own, the most a move can cost; more lets the group commit share one script call
+  among the moves that arrive together). Taken out of each kind's window, command by
+  command: one INFO call (the reading that opens the window is counted in it) and the
+  background work of an idle window of the same length; the rest is divided by the
+  moves acknowledged. A command of the background that happened to fall outside the
+  window can show as a small negative share;
 - prints, per kind: commands per move (in all, and by command: the scripts' EVALSHA calls
   and the commands the scripts run inside, which Redis counts under their own names),
   bytes in and out per move (out includes what pub/sub delivers to the other
   instance), bytes appended to the append-only file per move, the store's CPU
   (used_cpu_user + used_cpu_sys: all its threads, fsync's kernel time included) per move,
   and the moves a second one store core could take at that CPU (1e6 / µs): the figure
-  the capacity model's "moves per Redis shard" starts from. One INFO call's own cost is
-  printed too (measured by back-to-back calls).
+  the capacity model's "moves per Redis shard" starts from. The baseline is printed
+  too. It exits 1 if a kind acknowledged no move or cost no command.
 
 The store's CPU counters tick with the kernel's accounting (a few milliseconds at a
 time on some kernels): use enough moves (the default gives about a thousand of each
@@ -263,7 +267,8 @@ async def play_all(seats: Sequence[Seat], count: Callable[[Seat], int], in_fligh
     async def worker() -> None:
         nonlocal done
         for seat in todo:
-            done += await seat.play(count(seat))
+            played = await seat.play(count(seat))  # not `done += await`: read before it
+            done += played
 
     await asyncio.gather(*(worker() for _ in range(in_flight)))
     return done
