@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Benchmark of the race server against a bare websockets+msgpack echo server, same run.
+"""Benchmark of the race server flat out against an echo, a durable echo and a durable
+relay, same run.
 
-    .venv/bin/python -m bench.server [--players 200] [--seconds 5] [--rounds 3] [--idle 5000]
+    .venv/bin/python -m bench.server [--players 200] [--seats 4] [--seconds 5] [--rounds 3]
+        [--idle 5000] [--async-share 0.25] [--store-fsync always|everysec|always,everysec]
+        [--baseline-server EXE]
 
 What it does (loopback only, bounded in time and connection count, stops by itself):
 
@@ -17,12 +20,16 @@ What it does (loopback only, bounded in time and connection count, stops by itse
   bench's own in a temporary directory, started as the server starts its embedded store, with
   `--store-fsync`'s appendfsync; `--store-fsync always,everysec` runs one server on a store of
   each kind, every round playing both) with the per-connection rate limit lifted (the bots
-  play as fast as replies come) and no background search for daily deals; N bots, each
-  the only seat of its own race, play legal moves of Doublets computed with the engine
-  from the deal (a bot that finishes a game creates and starts a new race; its first game
-  it resigns at a random point, so that the bots' races do not all end together). Every
-  move is checked and stored before its reply; at the end the stored move counts are
-  compared with the acknowledged ones;
+  play as fast as replies come) and no background search for daily deals; N bots in
+  tables of `--seats` (4: each move's progress goes to the three other seats, as in
+  bench/capacity.py; `--seats 1`: each bot the only seat of its own race, no fan-out)
+  play legal moves of Doublets computed with the engine from the deal, each seat sending
+  its next move as soon as the last is answered: the host (a different seat each race)
+  creates a race, the others join, the host starts it, every seat plays (a seat that does
+  not finish resigns), and once every seat has had the result the table races again. Each
+  table cuts its first game short at a random point, so that the tables' races do not all
+  end together. Every move is checked and stored before its reply; at the end the stored
+  move counts are compared with the acknowledged ones;
 - each run measures `--seconds` from `--warmup` seconds after its last bot became ready
   (connected, and for the race server greeted and playing its first race): 200 bots
   greeting and starting races at once take a few seconds here, and those first moves
@@ -40,12 +47,24 @@ What it does (loopback only, bounded in time and connection count, stops by itse
   server's group commit does) runs as a third load in the same rounds: the floor of
   "stored before the reply" with this stack; at the end the stored messages are counted.
 
+- the durable relay of bench/relay_server.py runs as a fourth load in the same rounds, on
+  the same store, in tables of `--seats` as the race server's: each move appended to its
+  seat's list in Redis (pipelined per loop turn), acknowledged once stored, and sent on
+  to the other seats of its table as a small progress event: the least a race server
+  must do with a move. At the end each seat's stored list is compared with its
+  acknowledged moves. Target: the race server's throughput >= 0.70 of the relay's.
+
+- `--baseline-server EXE` runs another solitaire-server executable (an earlier commit's,
+  from its own checkout and venv) on the same store in the same rounds, and compares the
+  two.
+
 - asynchronous races (bench/async_races.py): a share of `--players` (`--async-share`) seats
   play paced moves against three ghosts each, alternating with as many seats in live races
   of four: the server's CPU per move of both (target: async within 1.2x of live) and the
   ghost timing error (p50, p99, max).
 
-Prints the figures and the ratios server/echo and server/durable echo.
+Prints the figures and the ratios server/echo, server/durable echo and server/relay
+(throughput, p99, server CPU per move).
 """
 
 from __future__ import annotations
