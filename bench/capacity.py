@@ -3,7 +3,8 @@
 
     .venv/bin/python -m bench.capacity [--steps 1000,2500,5000,7500,10000,12500]
         [--warmup 10] [--seconds 30] [--pace 2] [--p99-ms 100] [--workers 1 | 1,2]
-        [--per-process 2500] [--store-fsync always|everysec]
+        [--server race,relay | race|relay|durable-echo|echo,...] [--seats 4]
+        [--per-process 2500] [--store-fsync always|everysec] [--cluster 3]
 
 What it does (loopback only, bounded: at most 12 steps of at most 40,000 players, every
 wait with a timeout; stops by itself):
@@ -32,7 +33,27 @@ wait with a timeout; stops by itself):
   the last step), stops the players (each request in flight answered first), and checks
   that each game's stored move list is exactly as long as its acknowledged moves;
 - `--workers 1,2` runs the whole ramp once for each worker count, each on a fresh server,
-  and prints the gain of the larger ones over the first.
+  and prints the gain of the larger ones over the first;
+- `--server` (default race,relay) names the servers ramped, one after another in the
+  same run, on the same store, with the same players, pace, tables and steps: `race` is
+  the race server; `relay` the durable relay of bench/relay_server.py (each move stored
+  in Redis, pipelined per loop turn, before its acknowledgement, then sent on to the
+  other seats of its table: the least a race server must do); `durable-echo` and `echo`
+  bench/server.py's echoes (one process each, whatever `--workers` says). The bots differ
+  only in what they say (bench/capacity_bots.py's KINDS); at the end the stored moves are
+  checked for each durable one as for the race server (a relay seat's list, the durable
+  echo's log), and the race server (one process) is compared with each baseline: players
+  held at p99 under `--p99-ms` (target against the relay: >= 0.70) and server CPU per
+  move at their largest common step. A baseline that holds every step has a higher limit
+  than the ramp shows: give it more steps to find it;
+- `--cluster 3` (race server only) runs the store as a Redis Cluster of that many
+  valkey-server masters of the bench's own on this machine (bench/local_cluster.py, formed
+  by the command deploy/compose.redis-cluster.yml runs), the server with
+  SOLITAIRE_REDIS_CLUSTER=1; the store's CPU, memory and stalls are summed (the longest
+  stall: the longest of any master) over the masters, and the acknowledged moves are
+  looked for on the cluster. With `--workers 2` it is a small copy of the set-up
+  deploy/README's capacity model describes (instances on a sharded store, the players of
+  one race on different instances hearing each other through the store's pub/sub).
 
 Exits 1 if any error happened or a stored count differs from the acknowledged one, else 0
 (a ramp that ends on p99 is a finding, not a failure).
@@ -61,13 +82,18 @@ from bench.capacity_bots import STOP_DRAIN_S, percentile_ms
 from bench.figures import percentile
 from bench.local_cluster import LocalRedisCluster
 from bench.race_server import (
+    BASELINE_KINDS,
     ROOT,
+    BaselineServer,
     RaceServer,
     bench_module,
     cpu_s,
+    drop_keys,
     drop_namespace,
+    list_lengths,
     raise_open_files,
     rss_kb,
+    start_baseline_server,
     start_race_server,
     wait_port,
     worker_pids,
@@ -77,6 +103,8 @@ from server.config import DEFAULT
 from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis
 
 DEFAULT_STEPS = "1000,2500,5000,7500,10000,12500"
+KINDS = ("race", *BASELINE_KINDS)
+DEFAULT_SERVERS = "race,relay"
 TARGET_PLAYERS = 10_000  # the project's goal for one process, with p99 under --p99-ms
 MAX_PLAYERS = 40_000
 MAX_STEPS = 12
@@ -101,12 +129,14 @@ class BotProcess:
         self.tables = 0
 
     @classmethod
-    async def start(cls, tmp: Path, port: int, index: int, seats: int, pace: float) -> BotProcess:
+    async def start(
+        cls, tmp: Path, port: int, index: int, args: argparse.Namespace, kind: str
+    ) -> BotProcess:
         log = tmp / f"bots-{port}-{index}.log"
         with open(log, "wb") as err:
             proc = await asyncio.create_subprocess_exec(
-                *bench_module("bench.capacity_bots", f"127.0.0.1:{port}", str(index), str(seats),
-                              str(pace)),
+                *bench_module("bench.capacity_bots", f"127.0.0.1:{port}", str(index),
+                              str(args.seats), str(args.pace), kind),
                 cwd=ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=err, limit=1 << 28,  # the stop's answer lists every game
             )  # fmt: skip
@@ -137,7 +167,7 @@ class BotProcess:
 
 
 async def grow(
-    bots: list[BotProcess], tables: int, args: argparse.Namespace, tmp: Path, port: int
+    bots: list[BotProcess], tables: int, args: argparse.Namespace, tmp: Path, under: Under
 ) -> int:
     """Adds `tables` tables: to the last bot process while it has room, then to new ones.
     Returns how many failed to start racing (each failure is counted as an error too)."""
@@ -145,7 +175,7 @@ async def grow(
     plan: list[tuple[BotProcess, int]] = []
     while tables:
         if not bots or bots[-1].tables >= per_process:
-            bots.append(await BotProcess.start(tmp, port, len(bots), args.seats, args.pace))
+            bots.append(await BotProcess.start(tmp, under.port, len(bots), args, under.kind))
         take = min(tables, per_process - bots[-1].tables)
         bots[-1].tables += take
         plan.append((bots[-1], take))
@@ -323,8 +353,9 @@ def row(s: Step, pace: float) -> str:
 
 @dataclass
 class Run:
-    """One ramp on one server (`workers` processes)."""
+    """One ramp on one server: `kind` (KINDS) with `workers` processes."""
 
+    kind: str
     workers: int
     steps: list[Step] = field(default_factory=list)
     ended: str = ""
@@ -346,6 +377,83 @@ class Run:
     def stored_ok(self) -> bool:
         return self.found == self.acked and self.beyond == 0
 
+    @property
+    def label(self) -> str:
+        """How the report names it: "race --workers 1", "relay"."""
+        return f"race --workers {self.workers}" if self.kind == "race" else self.kind
+
+
+@dataclass
+class Under:
+    """The server under test of one ramp: the race server or a baseline."""
+
+    kind: str
+    port: int
+    race: RaceServer | None = None
+    baseline: BaselineServer | None = None
+
+    @classmethod
+    async def start(cls, kind: str, args: argparse.Namespace, tmp: Path, store: str, url: str,
+                    workers: int) -> Under:  # fmt: skip
+        if kind == "race":
+            settings = {**SETTINGS, "SOLITAIRE_REDIS_CLUSTER": "1"} if args.cluster else SETTINGS
+            race = start_race_server(tmp, "solitaire-server", store, url, workers=workers,
+                                     settings=settings)  # fmt: skip
+            return cls(kind, race.port, race=race)
+        baseline = start_baseline_server(kind, url)
+        return cls(kind, baseline.port, baseline=baseline)
+
+    async def pids(self, workers: int) -> list[int]:
+        """Once it listens: its server processes."""
+        if self.race is not None:
+            return await wait_listening(self.race, workers)
+        assert self.baseline is not None
+        await asyncio.to_thread(self.baseline.wait_ready)
+        return [self.baseline.proc.pid]
+
+    async def stored(self, url: str, acked: dict[str, int]) -> list[int]:
+        """What the store holds under each key of `acked` (the bots' store keys), in order:
+        a race game's moves, a relay seat's moves, the durable echo's whole log; the echo
+        stores nothing and is taken at its word."""
+        keys = list(acked)
+        if self.race is not None:
+            return await stored_counts(url, self.race.namespace, keys, self.race.cluster)
+        assert self.baseline is not None
+        if self.kind == "relay":
+            return await list_lengths(url, [f"{self.baseline.key}:{k}" for k in keys])
+        if self.kind == "durable-echo":
+            return await list_lengths(url, [self.baseline.key for _ in keys])
+        return list(acked.values())
+
+    async def stop(self) -> None:
+        """SIGTERM, waited for; a race server's WARNING and ERROR lines are returned."""
+        if self.race is not None:
+            self.race.proc.send_signal(signal.SIGTERM)
+            await asyncio.to_thread(self.race.proc.wait, 60)
+        elif self.baseline is not None:
+            await asyncio.to_thread(self.baseline.stop)
+
+    def log_problems(self) -> list[str]:
+        """The race server's WARNING and ERROR lines (a baseline's are not kept)."""
+        if self.race is None:
+            return []
+        return [line for line in self.race.log.read_text(errors="replace").splitlines()
+                if " WARNING " in line or " ERROR " in line]  # fmt: skip
+
+    async def clean(self, url: str) -> None:
+        """Killed if still running; its keys removed from the store."""
+        if self.race is not None:
+            if self.race.proc.poll() is None:
+                self.race.proc.kill()
+                self.race.proc.wait()
+            await drop_namespace(url, self.race.namespace, self.race.cluster)
+        elif self.baseline is not None:
+            if self.baseline.proc.poll() is None:
+                self.baseline.proc.kill()
+                self.baseline.proc.wait()
+            if self.baseline.key:
+                await drop_keys(url, self.baseline.key + ("*" if self.kind == "relay" else ""))
+
 
 # ---------------------------------------------------------------- one ramp
 
@@ -364,23 +472,23 @@ async def wait_listening(target: RaceServer, workers: int) -> list[int]:
     return pids
 
 
-async def ramp(args: argparse.Namespace, tmp: Path, store: str, url: str, workers: int) -> Run:
-    run = Run(workers)
-    settings = {**SETTINGS, "SOLITAIRE_REDIS_CLUSTER": "1"} if args.cluster else SETTINGS
-    target = start_race_server(tmp, "solitaire-server", store, url, workers=workers,
-                               settings=settings)  # fmt: skip
+async def ramp(
+    args: argparse.Namespace, tmp: Path, store: str, url: str, kind: str, workers: int
+) -> Run:
+    run = Run(kind, workers)
+    under = await Under.start(kind, args, tmp, store, url, workers)
     bots: list[BotProcess] = []
     try:
-        pids = await wait_listening(target, workers)
+        pids = await under.pids(workers)
         base_rss = sum(rss_kb(p) for p in pids)
-        print(f"\n  --workers {workers}: server resident memory before any player "
+        print(f"\n  {run.label}: server resident memory before any player "
               f"{base_rss / 1024:.0f} MB", flush=True)  # fmt: skip
         print(HEADER, flush=True)
         players = 0
         errors_before = 0
         for step in args.steps:
             began = time.perf_counter()
-            await grow(bots, (step - players) // args.seats, args, tmp, target.port)
+            await grow(bots, (step - players) // args.seats, args, tmp, under)
             players = step
             grow_s = time.perf_counter() - began
             await asyncio.sleep(args.warmup)
@@ -420,30 +528,23 @@ async def ramp(args: argparse.Namespace, tmp: Path, store: str, url: str, worker
         else:
             run.ended = f"every step held, up to {players} players"
         run.bot_processes = len(bots)
-        await stop_bots(run, bots, url, target.namespace, bool(args.cluster))
-        target.proc.send_signal(signal.SIGTERM)
-        await asyncio.to_thread(target.proc.wait, 60)
+        await stop_bots(run, bots, url, under)
+        await under.stop()
         return run
     finally:
-        run.log_problems = [line for line in target.log.read_text(errors="replace").splitlines()
-                            if " WARNING " in line or " ERROR " in line]  # fmt: skip
+        run.log_problems = under.log_problems()
         for b in bots:
             b.kill()
-        if target.proc.poll() is None:
-            target.proc.kill()
-            target.proc.wait()
-        await drop_namespace(url, target.namespace, bool(args.cluster))
+        await under.clean(url)
 
 
-async def stop_bots(
-    run: Run, bots: list[BotProcess], url: str, namespace: str, cluster: bool
-) -> None:
-    """Stops every player, then compares each game's stored moves with its acknowledged
-    ones."""
+async def stop_bots(run: Run, bots: list[BotProcess], url: str, under: Under) -> None:
+    """Stops every player, then compares the moves stored under each store key (a race's
+    game, a relay's seat, the durable echo's log) with the acknowledged ones."""
     answers = await asyncio.gather(*(b.ask({"cmd": "stop"}, STOP_DRAIN_S + 60) for b in bots))
-    acked: dict[str, int] = {}
+    acked: Counter[str] = Counter()
     for a in answers:
-        acked.update(a["acked"])
+        acked.update(a["acked"])  # summed: the echoes' one log takes every process's moves
         run.errors.update(a["errors"])
         for kind, detail in a["details"].items():
             run.details.setdefault(kind, detail)
@@ -451,7 +552,7 @@ async def stop_bots(
             run.errors["requests unanswered at the stop"] += a["in_flight"]
     for b in bots:
         await b.proc.wait()
-    counts = await stored_counts(url, namespace, list(acked), cluster)
+    counts = await under.stored(url, acked)
     run.games = len(acked)
     run.acked = sum(acked.values())
     run.found = sum(min(c, a) for c, a in zip(counts, acked.values(), strict=True))
@@ -475,10 +576,7 @@ def machine_line() -> str:
 
 
 def summary(run: Run, args: argparse.Namespace) -> list[str]:
-    out = [
-        f"  --workers {run.workers}: {run.ended}; the players ran in {run.bot_processes} "
-        "bot processes"
-    ]
+    out = [f"  {run.label}: {run.ended}; the players ran in {run.bot_processes} bot processes"]
     held = run.held(args.p99_ms)
     if held is None:
         out.append(f"    no step held (p99 under {args.p99_ms:g} ms, no error)")
@@ -496,8 +594,12 @@ def summary(run: Run, args: argparse.Namespace) -> list[str]:
     for kind, detail in sorted(run.details.items()):
         if detail:
             out.append(f"      {kind}: {detail}")
-    out.append(f"    acknowledged moves found in the store: {run.found} of {run.acked} over "
-               f"{run.games} games; {run.beyond} stored moves beyond")  # fmt: skip
+    if run.kind == "echo":
+        out.append(f"    acknowledged moves: {run.acked} (the echo stores nothing)")
+    else:
+        lists = {"race": "games", "relay": "seats' lists", "durable-echo": "log"}[run.kind]
+        out.append(f"    acknowledged moves found in the store: {run.found} of {run.acked} over "
+                   f"{run.games} {lists}; {run.beyond} stored moves beyond")  # fmt: skip
     out.append(f"    server log: {len(run.log_problems)} WARNING or ERROR lines"
                + (", the first:" if run.log_problems else ""))  # fmt: skip
     out += [f"      {line}" for line in run.log_problems[:LOG_LINES_SHOWN]]
@@ -515,7 +617,43 @@ def target_line(run: Run, args: argparse.Namespace) -> str:
     return goal + f"not tried: this ramp went up to {run.steps[-1].players if run.steps else 0}"
 
 
+def baseline_lines(runs: list[Run], args: argparse.Namespace) -> list[str]:
+    """The race server (one process) against each baseline: players held and server CPU
+    per move, with the target against the relay."""
+    race = next((r for r in runs if r.kind == "race" and r.workers == 1), None)
+    out: list[str] = []
+    if race is None:
+        return out
+    for base in (r for r in runs if r.kind != "race"):
+        a, b = race.held(args.p99_ms), base.held(args.p99_ms)
+        label = f"  race server / {base.kind}: "
+        target = " (target >= 0.70)" if base.kind == "relay" else ""
+        if a is None or b is None:
+            out.append(label + f"none to tell (a ramp held no step){target}")
+            continue
+        note = ""
+        if not base.ended.startswith("stopped"):
+            note = f"; the {base.kind} held every step: its limit is higher, the ratio lower"
+        out.append(label + f"players held at p99 under {args.p99_ms:g} ms {a.players} against "
+                   f"{b.players}: {a.players / b.players:.2f}{target}{note}")  # fmt: skip
+        both = [(s, t) for s in race.steps for t in base.steps
+                if s.players == t.players and s.failure(args.p99_ms) is None
+                and t.failure(args.p99_ms) is None]  # fmt: skip
+        if both:
+            s, t = both[-1]
+            ours = s.server_cpu / max(s.rate, 1e-9)
+            theirs = t.server_cpu / max(t.rate, 1e-9)
+            out.append(f"    at {s.players} players: server CPU per move {1e6 * ours:.0f} us "
+                       f"against {1e6 * theirs:.0f} us ({ours / theirs:.1f}x), p99 "
+                       f"{s.p99_ms:.1f} ms against "
+                       f"{t.p99_ms:.1f} ms")  # fmt: skip
+    return out
+
+
 def gain_lines(runs: list[Run], args: argparse.Namespace) -> list[str]:
+    runs = [r for r in runs if r.kind == "race"]
+    if not runs:
+        return []
     base = runs[0]
     out = []
     for other in runs[1:]:
@@ -550,7 +688,8 @@ async def run_all(args: argparse.Namespace) -> int:
     now = datetime.datetime.now(datetime.UTC)
     print(f"bench/capacity.py, {now:%Y-%m-%d %H:%M} UTC, on {machine_line()}")
     print(f"  load average {os.getloadavg()[0]:.1f} at the start; steps "
-          f"{', '.join(map(str, args.steps))} players in races of {args.seats}, a move every "
+          f"{', '.join(map(str, args.steps))} players in tables of {args.seats} on "
+          f"{', '.join(args.server)}, a move every "
           f"{args.pace:g} s on average; {args.warmup:g} s warm-up and {args.seconds:g} s "
           f"measured per step; stops past p99 {args.p99_ms:g} ms or at an error; bots in "
           f"processes of up to {args.per_process}; keep-alive pings every "
@@ -591,13 +730,18 @@ async def run_all(args: argparse.Namespace) -> int:
               "took to connect and start racing; store stall: the store's longest stall in "
               "the window (ms, from its latency monitor: an fsync of its append-only file, a "
               "slow command; - where the monitor is off)", flush=True)  # fmt: skip
-        runs = [await ramp(args, tmp, store, url, k) for k in args.workers]
+        runs = [
+            await ramp(args, tmp, store, url, kind, k)
+            for kind in args.server
+            for k in (args.workers if kind == "race" else [1])
+        ]
         print()
         for run in runs:
             print("\n".join(summary(run, args)))
-        if runs[0].workers == 1:
+        if runs[0].kind == "race" and runs[0].workers == 1:
             print("  " + target_line(runs[0], args))
-        print("\n".join(gain_lines(runs, args)))
+        for line in gain_lines(runs, args) + baseline_lines(runs, args):
+            print(line)
         ok = all(r.stored_ok and not r.errors and not any(s.errors for s in r.steps)
                  for r in runs)  # fmt: skip
         print(f"  {'OK' if ok else 'FAILED'}: every acknowledged move stored and no error"
@@ -612,6 +756,14 @@ async def run_all(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- main
+
+
+def kind_list(text: str) -> list[str]:
+    kinds = text.split(",")
+    if not kinds or len(set(kinds)) != len(kinds) or not set(kinds) <= set(KINDS):
+        raise argparse.ArgumentTypeError(f"servers among {', '.join(KINDS)}, comma-separated, "
+                                         f"each once; not {text!r}")  # fmt: skip
+    return kinds
 
 
 def int_list(text: str) -> list[int]:
@@ -650,6 +802,11 @@ def main() -> int:
         help="the ramp stops after a step whose p99 passes this (default 100)",
     )
     parser.add_argument("--seats", type=int, default=4, help="players per race (default 4)")
+    parser.add_argument("--server", type=kind_list, default=kind_list(DEFAULT_SERVERS),
+                        help="the servers ramped, one after another on the same store: race "
+                             "(solitaire-server), relay (bench/relay_server.py), durable-echo, "
+                             "echo (bench/server.py's), comma-separated "
+                             f"(default {DEFAULT_SERVERS})")  # fmt: skip
     parser.add_argument("--workers", type=int_list, default=[1],
                         help="server processes, or several counts comma-separated, one ramp "
                              "each, e.g. 1,2 (default 1)")  # fmt: skip
@@ -683,6 +840,10 @@ def main() -> int:
         parser.error("--workers: counts 1..16")
     if args.cluster and (os.environ.get("REDIS_URL") or not 3 <= args.cluster <= 8):
         parser.error("--cluster: 3..8 masters of the bench's own; unset REDIS_URL to use it")
+    if args.cluster and args.server != ["race"]:
+        # The baselines keep their keys in one Redis (no hash tags): a cluster is the race
+        # server's set-up only.
+        parser.error("--cluster: with --server race only")
     if args.store_fsync is not None and os.environ.get("REDIS_URL"):
         parser.error("--store-fsync sets the bench's own store: unset REDIS_URL to use it")
     args.store_fsync = args.store_fsync or DEFAULT.store_fsync
@@ -691,7 +852,8 @@ def main() -> int:
     if not args.seats <= args.per_process <= args.open_files - FD_MARGIN:
         parser.error(f"--per-process: {args.seats}..{args.open_files - FD_MARGIN} (the "
                      f"open-file limit is {args.open_files})")  # fmt: skip
-    fewest = min(args.workers)
+    # A baseline is one process, whatever --workers says.
+    fewest = min(args.workers) if args.server == ["race"] else 1
     if steps[-1] > fewest * (args.open_files - FD_MARGIN):
         parser.error(f"{steps[-1]} players do not fit in {fewest} server process"
                      f"{'es' if fewest > 1 else ''} with the open-file limit of "

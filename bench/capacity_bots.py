@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
-"""The players of bench/capacity.py: one child process holding tables of racing players.
+"""The players of bench/capacity.py: one child process holding tables of players.
 
-    python -m bench.capacity_bots URL INDEX SEATS PACE   (started by bench/capacity.py, not by hand)
+    python -m bench.capacity_bots URL INDEX SEATS PACE SERVER
+    (started by bench/capacity.py, not by hand)
 
 Each table is SEATS players on lean clients (bench/lean_client.py, which answers the
-server's keep-alive pings) who race each other again and again: the host (a different
-seat each race) creates a race of a Doublets deal, the others join, the host starts it,
-and every seat plays the deal's moves as the server's easy bot would (computed from the
-deal with the engine, as bench/server.py's bots do), one move every PACE seconds on
-average (uniformly jittered between half and one and a half times it), then the next
-race once every seat has had the result. Each table resigns its first race at a random
-point, so that the tables' races do not all end together.
+server's keep-alive pings) who play Doublets deals again and again, every seat playing
+the deal's moves as the server's easy bot would (computed from the deal with the engine,
+as bench/server.py's bots do), one move every PACE seconds on average (uniformly
+jittered between half and one and a half times it). Each table cuts its first game
+short at a random point, so that the tables' games do not all end together. What a
+table says to the server depends on SERVER (`KINDS`); the pacing, the timing of each
+move's acknowledgement and the report are the same for all:
+
+- race (the race server): the host (a different seat each race) creates a race of the
+  deal, the others join, the host starts it, every seat plays, a seat that did not
+  finish resigns, and the next race begins once every seat has had the result;
+- relay (bench/relay_server.py): each seat joins its table once, then plays game after
+  game; each move is acknowledged and sent on to the other seats as a progress event;
+- durable-echo, echo (bench/server.py's): each seat sends its moves, game after game,
+  and gets each back.
 
 Thousands of connections share one event loop here, so a connection has no reader task:
 its frames go to a callback (LeanClient.on_frame), which decodes only the few fields a
@@ -27,12 +36,14 @@ answers on its stdout:
   their acknowledgement times (see `bucket`), the progress events received, and the
   errors so far (cumulative, by kind, with the first detail of each kind);
 - {"cmd": "stop"}: no player sends anything more; once every request in flight has been
-  answered (or has timed out), answered with the moves acknowledged in each game (gid ->
-  count) and the errors, then the child exits.
+  answered (or has timed out), answered with the moves acknowledged under each store key
+  (`Kind.key`: a race's game id, a relay's table and seat, "log" for the echoes) and the
+  errors, then the child exits.
 
 An error is anything a correct server would not do: an error reply, a reply of another
-type, a state that is not one move on, no reply within REPLY_TIMEOUT_S, a connection
-lost. A table that meets one stops; the parent's ramp stops at that step.
+type, a reply that is not as many moves on as it should be, no reply within
+REPLY_TIMEOUT_S, a connection lost. A table that meets one stops; the parent's ramp stops
+at that step.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ import sys
 import time
 import traceback
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +120,7 @@ class Bots:
     seats: int
     pace: float
     seqs: list[tuple[int, list[str]]]
+    kind: Kind
     stopping: bool = False
     measuring: bool = False
     hist: Counter[int] = field(default_factory=Counter)
@@ -115,7 +128,7 @@ class Bots:
     progress: int = 0  # progress events received, in the window
     errors: Counter[str] = field(default_factory=Counter)
     details: dict[str, str] = field(default_factory=dict)
-    acked: dict[str, int] = field(default_factory=dict)  # gid -> moves acknowledged
+    acked: dict[str, int] = field(default_factory=dict)  # store key -> moves acknowledged
     players: list[Player] = field(default_factory=list)
     tables: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -131,7 +144,7 @@ class Bots:
             self.hist[bucket(seconds)] += 1
             self.moves += 1
 
-    async def connect(self, name: str) -> Player:
+    async def connect(self) -> Player:
         try:
             ws = await asyncio.wait_for(
                 LeanClient.connect(self.host, self.port, "/ws"), CONNECT_TIMEOUT_S
@@ -140,9 +153,6 @@ class Bots:
             raise Fault("connection refused", str(exc) or type(exc).__name__) from None
         player = Player(self, ws)
         self.players.append(player)
-        welcome, _ = await player.request({"t": "hello", "v": 1, "name": name}, "welcome")
-        assert welcome.player
-        player.id = welcome.player
         return player
 
     def expire(self) -> None:
@@ -217,40 +227,44 @@ class Player:
             raise Fault(f"{kind}: {reply.t} instead of {want}")
         return reply, arrived - sent
 
-    async def play(self, gid: str, moves: list[str], rng: random.Random) -> None:
-        """The game `gid` from its start: `moves` at the bots' pace, then a resignation if
-        they did not finish it."""
-        bots = self.bots
+    async def play(self, game: str, moves: list[str], rng: random.Random) -> bool:
+        """One game from its start: `moves` at the bots' pace, each sent as the server's
+        kind has it (`Kind.move`, about the game `game`); whether the server said the
+        game finished. Each acknowledged move is counted under `Kind.key`."""
+        bots, kind = self.bots, self.bots.kind
+        key = kind.key(game, self)
         finished = False
         for n, m in enumerate(moves):
             await asyncio.sleep(bots.think(rng))
             if bots.stopping:
-                return
-            reply, took = await self.request({"t": "move", "gid": gid, "n": n, "m": m}, "state")
-            if reply.n != n + 1:
-                raise Fault("move: state not one move on", f"n {reply.n} after move {n}")
-            bots.acked[gid] = n + 1
+                return False
+            reply, took = await self.request(kind.move(game, n, m), kind.ack)
+            if reply.n != n + kind.ahead:
+                raise Fault(f"move: {kind.ack} not {kind.ahead} move on",
+                            f"n {reply.n} after move {n}")  # fmt: skip
+            bots.acked[key] = bots.acked.get(key, 0) + 1
             bots.acknowledged(took)
             finished = reply.finished
-        if not finished and not bots.stopping:
-            await self.request({"t": "resign", "gid": gid}, "state")
+        return finished
 
     def close(self) -> None:
         self.ws.close()
 
 
 async def table(bots: Bots, number: int, ready: asyncio.Future[bool]) -> None:
-    """One table's players, race after race, until the bots stop or meet a fault."""
+    """One table's players, game after game, until the bots stop or meet a fault."""
     rng = random.Random(f"{bots.index}.{number}")
     players: list[Player] = []
     try:
-        tag = f"{rng.getrandbits(24):06x}"  # names are unique on a server
+        name = f"k{bots.index}.{number}.{rng.getrandbits(24):06x}"  # unique on a server
         for seat in range(bots.seats):
-            players.append(await bots.connect(f"k{bots.index}.{number}.{seat}.{tag}"))
-        races = 0
+            player = await bots.connect()
+            players.append(player)
+            await bots.kind.seat(player, name, seat)
+        games = 0
         while not bots.stopping:
-            await race(bots, players, races, rng, ready)
-            races += 1
+            await bots.kind.game(bots, players, games, rng, ready)
+            games += 1
     except Fault as fault:
         bots.fault(fault)
     except Exception as exc:  # a bug of the bench: counted, so that it cannot pass unseen
@@ -264,9 +278,20 @@ async def table(bots: Bots, number: int, ready: asyncio.Future[bool]) -> None:
                 player.close()
 
 
+# ---------------------------------------------------------------- the servers' protocols
+
+
+async def race_seat(player: Player, table: str, seat: int) -> None:
+    """A race server's player: greeted under a name of its own."""
+    welcome, _ = await player.request({"t": "hello", "v": 1, "name": f"{table}.{seat}"}, "welcome")
+    assert welcome.player
+    player.id = welcome.player
+
+
 async def race(
     bots: Bots, players: list[Player], races: int, rng: random.Random, ready: asyncio.Future[bool]
 ) -> None:
+    """One race of the table's players, from its creation to every seat's result."""
     host = players[races % len(players)]
     seed, moves = bots.seqs[rng.randrange(len(bots.seqs))]
     create = {"t": "create", "game": GAME, "seed": seed, "max_players": len(players)}
@@ -288,7 +313,7 @@ async def race(
     try:
         # Each seat plays its game out even if another one met a fault (raised after).
         outcomes = await asyncio.gather(
-            *(p.play(f"r.{code}.{p.id}", moves, rng) for p in players), return_exceptions=True
+            *(finish(p, f"r.{code}.{p.id}", moves, rng) for p in players), return_exceptions=True
         )
         faults = [o for o in outcomes if isinstance(o, BaseException)]
         for fault in faults[1:]:
@@ -306,6 +331,80 @@ async def race(
     finally:
         for player in players:
             player.results.pop(code, None)
+
+
+async def finish(player: Player, gid: str, moves: list[str], rng: random.Random) -> None:
+    """A race's game `gid` from its start: `moves`, then a resignation if they did not
+    finish it."""
+    if not await player.play(gid, moves, rng) and not player.bots.stopping:
+        await player.request({"t": "resign", "gid": gid}, "state")
+
+
+async def relay_seat(player: Player, table: str, seat: int) -> None:
+    """A seat of the relay's table (bench/relay_server.py), for good."""
+    await player.request({"t": "join", "table": table, "seat": seat}, "joined")
+    player.id = f"{table}:{seat}"
+
+
+async def no_seat(player: Player, table: str, seat: int) -> None:
+    """An echo's player: a connection, nothing to say first."""
+    player.id = f"{table}.{seat}"
+
+
+async def deal(
+    bots: Bots, players: list[Player], games: int, rng: random.Random, ready: asyncio.Future[bool]
+) -> None:
+    """One deal played by every seat of the table at once, where there is no race to
+    create: the relay and the echoes."""
+    _seed, moves = bots.seqs[rng.randrange(len(bots.seqs))]
+    if not ready.done():
+        ready.set_result(True)
+        moves = moves[: rng.randint(1, len(moves))]
+    outcomes = await asyncio.gather(
+        *(p.play(f"{games}", moves, rng) for p in players), return_exceptions=True
+    )
+    faults = [o for o in outcomes if isinstance(o, BaseException)]
+    for fault in faults[1:]:
+        if isinstance(fault, Fault):
+            bots.fault(fault)
+    if faults:
+        raise faults[0]
+
+
+def race_move(game: str, n: int, m: str) -> dict[str, Any]:
+    return {"t": "move", "gid": game, "n": n, "m": m}
+
+
+def relay_move(game: str, n: int, m: str) -> dict[str, Any]:
+    return {"t": "move", "n": n, "m": m}
+
+
+def echo_move(game: str, n: int, m: str) -> dict[str, Any]:
+    # As long as a race's move: a game id of a race's length.
+    return {"t": "move", "gid": f"r.ECHO{game:>4}.p00000000", "n": n, "m": m}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a table says to one kind of server: how a seat comes in (`seat`), how a game
+    of the table goes (`game`), a move's frame (`move`), the type of its acknowledgement
+    (`ack`, which carries n + `ahead`), and the store key the move's count goes under
+    (`key`, from the game and the player), for the parent to compare with the store."""
+
+    seat: Callable[[Player, str, int], Awaitable[None]]
+    game: Callable[[Bots, list[Player], int, random.Random, asyncio.Future[bool]], Awaitable[None]]
+    move: Callable[[str, int, str], dict[str, Any]]
+    ack: str
+    ahead: int
+    key: Callable[[str, Player], str]
+
+
+KINDS = {
+    "race": Kind(race_seat, race, race_move, "state", 1, lambda game, player: game),
+    "relay": Kind(relay_seat, deal, relay_move, "ack", 1, lambda game, player: player.id),
+    "durable-echo": Kind(no_seat, deal, echo_move, "move", 0, lambda game, player: "log"),
+    "echo": Kind(no_seat, deal, echo_move, "move", 0, lambda game, player: "log"),
+}
 
 
 # ---------------------------------------------------------------- the child's commands
@@ -373,12 +472,13 @@ async def serve(bots: Bots) -> None:
 
 
 def main() -> int:
-    url, index, seats, pace = sys.argv[1:5]
+    url, index, seats, pace, kind = sys.argv[1:6]
     host, port = url.rsplit(":", 1)
     raise_open_files(0)  # to the hard limit; the parent keeps each child well below it
     # The bots collect as the server does (bench/server.py's bots too).
     collector.schedule(DEFAULT.gc_young_threshold)
-    bots = Bots(host, int(port), int(index), int(seats), float(pace), move_sequences(40))
+    bots = Bots(host, int(port), int(index), int(seats), float(pace), move_sequences(40),
+                KINDS[kind])  # fmt: skip
     with contextlib.suppress(ImportError):  # the bots' loop costs less on uvloop
         import uvloop
 

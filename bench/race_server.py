@@ -6,6 +6,11 @@ a bench's load would hit lifted and no background search for daily deals; `setti
 (SOLITAIRE_* environment variables) put back or change what a bench needs.
 `RaceServer.stop` stops it and `drop_namespace` removes its keys; `running_race_server`
 does all of it around a bench that needs one server.
+
+`start_baseline_server` runs one of the baselines a race server is measured against (the
+echo and the durable echo of bench/server.py, the durable relay of bench/relay_server.py)
+in a child process, the same way for every bench; `list_lengths` and `drop_keys` read and
+remove what the durable ones stored.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ class RaceServer:
     proc: subprocess.Popen[bytes]
     log: Path
     port: int
+    cluster: bool = False  # its store is a Redis Cluster (SOLITAIRE_REDIS_CLUSTER=1)
 
     @property
     def url(self) -> str:
@@ -118,7 +124,87 @@ def start_race_server(
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    return RaceServer(name, store, redis_url, namespace, proc, log, port)
+    cluster = env.get("SOLITAIRE_REDIS_CLUSTER") == "1"
+    return RaceServer(name, store, redis_url, namespace, proc, log, port, cluster)
+
+
+BASELINE_KINDS = ("relay", "durable-echo", "echo")
+
+
+@dataclass
+class BaselineServer:
+    """One baseline server process a bench started: `kind` is one of BASELINE_KINDS."""
+
+    kind: str
+    proc: subprocess.Popen[bytes]
+    port: int
+    key: str  # the durable echo's list, the relay's key prefix; "" for the echo
+
+    @property
+    def url(self) -> str:
+        """Where players connect (a baseline serves any path)."""
+        return f"ws://127.0.0.1:{self.port}/"
+
+    def wait_ready(self) -> None:
+        """Until it listens (it says "ready" once it does)."""
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != b"ready":
+            raise RuntimeError(f"the {self.kind} server did not start "
+                               f"(exit code {self.proc.wait()})")  # fmt: skip
+
+    def stop(self, timeout: float = 30) -> None:
+        """SIGTERM; killed if still running after `timeout`."""
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def start_baseline_server(kind: str, redis_url: str = "") -> BaselineServer:
+    """A baseline server of `kind` on a free port; the durable ones append to `redis_url`,
+    under keys of their own. It may not listen yet: `wait_ready()`."""
+    port = free_port()
+    tag = uuid.uuid4().hex[:8]
+    if kind == "echo":
+        key, cmd = "", bench_module("bench.server", "--serve-echo", str(port))
+    elif kind == "durable-echo":
+        key = f"{{bench-durable-{tag}}}:log"
+        cmd = bench_module("bench.server", "--serve-durable-echo", str(port), redis_url, key)
+    elif kind == "relay":
+        key = f"bench-relay-{tag}"
+        cmd = bench_module("bench.relay_server", str(port), redis_url, key)
+    else:
+        raise ValueError(f"no baseline server {kind!r}: one of {', '.join(BASELINE_KINDS)}")
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return BaselineServer(kind, proc, port, key)
+
+
+async def list_lengths(url: str, keys: list[str]) -> list[int]:
+    """The length of each Redis list of `keys`, in their order."""
+    r = aioredis.Redis.from_url(url)
+    counts: list[int] = []
+    try:
+        for at in range(0, len(keys), 1000):
+            pipe = r.pipeline(transaction=False)
+            for key in keys[at : at + 1000]:
+                pipe.llen(key)
+            counts += await pipe.execute()
+    finally:
+        await r.aclose()
+    return counts
+
+
+async def drop_keys(url: str, match: str) -> None:
+    """Remove every key that matches the pattern `match` (a baseline's keys)."""
+    r = aioredis.Redis.from_url(url)
+    try:
+        batch = [k async for k in r.scan_iter(match=match, count=1000)]
+        for i in range(0, len(batch), 500):
+            await r.delete(*batch[i : i + 500])
+    finally:
+        await r.aclose()
 
 
 def run_on_redis(

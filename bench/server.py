@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Benchmark of the race server against a bare websockets+msgpack echo server, same run.
+"""Benchmark of the race server flat out against an echo, a durable echo and a durable
+relay, same run.
 
-    .venv/bin/python -m bench.server [--players 200] [--seconds 5] [--rounds 3] [--idle 5000]
+    .venv/bin/python -m bench.server [--players 200] [--seats 4] [--seconds 5] [--rounds 3]
+        [--idle 5000] [--async-share 0.25] [--store-fsync always|everysec|always,everysec]
+        [--baseline-server EXE]
 
 What it does (loopback only, bounded in time and connection count, stops by itself):
 
@@ -17,12 +20,16 @@ What it does (loopback only, bounded in time and connection count, stops by itse
   bench's own in a temporary directory, started as the server starts its embedded store, with
   `--store-fsync`'s appendfsync; `--store-fsync always,everysec` runs one server on a store of
   each kind, every round playing both) with the per-connection rate limit lifted (the bots
-  play as fast as replies come) and no background search for daily deals; N bots, each
-  the only seat of its own race, play legal moves of Doublets computed with the engine
-  from the deal (a bot that finishes a game creates and starts a new race; its first game
-  it resigns at a random point, so that the bots' races do not all end together). Every
-  move is checked and stored before its reply; at the end the stored move counts are
-  compared with the acknowledged ones;
+  play as fast as replies come) and no background search for daily deals; N bots in
+  tables of `--seats` (4: each move's progress goes to the three other seats, as in
+  bench/capacity.py; `--seats 1`: each bot the only seat of its own race, no fan-out)
+  play legal moves of Doublets computed with the engine from the deal, each seat sending
+  its next move as soon as the last is answered: the host (a different seat each race)
+  creates a race, the others join, the host starts it, every seat plays (a seat that does
+  not finish resigns), and once every seat has had the result the table races again. Each
+  table cuts its first game short at a random point, so that the tables' races do not all
+  end together. Every move is checked and stored before its reply; at the end the stored
+  move counts are compared with the acknowledged ones;
 - each run measures `--seconds` from `--warmup` seconds after its last bot became ready
   (connected, and for the race server greeted and playing its first race): 200 bots
   greeting and starting races at once take a few seconds here, and those first moves
@@ -40,12 +47,24 @@ What it does (loopback only, bounded in time and connection count, stops by itse
   server's group commit does) runs as a third load in the same rounds: the floor of
   "stored before the reply" with this stack; at the end the stored messages are counted.
 
+- the durable relay of bench/relay_server.py runs as a fourth load in the same rounds, on
+  the same store, in tables of `--seats` as the race server's: each move appended to its
+  seat's list in Redis (pipelined per loop turn), acknowledged once stored, and sent on
+  to the other seats of its table as a small progress event: the least a race server
+  must do with a move. At the end each seat's stored list is compared with its
+  acknowledged moves. Target: the race server's throughput >= 0.70 of the relay's.
+
+- `--baseline-server EXE` runs another solitaire-server executable (an earlier commit's,
+  from its own checkout and venv) on the same store in the same rounds, and compares the
+  two.
+
 - asynchronous races (bench/async_races.py): a share of `--players` (`--async-share`) seats
   play paced moves against three ghosts each, alternating with as many seats in live races
   of four: the server's CPU per move of both (target: async within 1.2x of live) and the
   ghost timing error (p50, p99, max).
 
-Prints the figures and the ratios server/echo and server/durable echo.
+Prints the figures and the ratios server/echo, server/durable echo and server/relay
+(throughput, p99, server CPU per move).
 """
 
 from __future__ import annotations
@@ -78,13 +97,17 @@ from bench.figures import percentile
 from bench.lean_client import LeanClient
 from bench.race_server import (
     ROOT,
+    BaselineServer,
     RaceServer,
     bench_module,
     cpu_s,
+    drop_keys,
     drop_namespace,
     free_port,
+    list_lengths,
     raise_open_files,
     rss_kb,
+    start_baseline_server,
     start_race_server,
     store_client,
     wait_port,
@@ -96,6 +119,7 @@ from server.config import DEFAULT
 from server.store.embedded import FSYNC_POLICIES, EmbeddedRedis
 
 GAME = "doublets"
+RESULT_TIMEOUT_S = 30.0  # from a table's last move to every seat's result
 IDLE_TARGET_KB = 20  # server memory per idle greeted player, at up to 20,000 of them
 enc = msgspec.msgpack.encode
 dec = msgspec.msgpack.decode
@@ -108,6 +132,8 @@ class Reply(msgspec.Struct):
     t: str
     re: int | None = None
     n: int = 0
+    finished: bool = False
+    race: str | None = None  # a result's
 
 
 read_reply = msgspec.msgpack.Decoder(Reply).decode
@@ -273,8 +299,9 @@ def summarise(name: str, load: Load, seconds: float, cpu: float) -> Figures:
 # ---------------------------------------------------------------- bots
 
 
-async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: Window,
-                   load: Load) -> None:  # fmt: skip
+async def echo_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, seats: int,
+                   window: Window, load: Load) -> None:  # fmt: skip
+    """One echo player (`seats` is 1: an echo has no tables)."""
     ws = await lean_connect(url)
     try:
         _seed, moves = seqs[i % len(seqs)]
@@ -307,86 +334,199 @@ async def lean_connect(url: str) -> LeanClient:
     return await LeanClient.connect(parts.hostname, parts.port, parts.path or "/")
 
 
-async def request(ws: LeanClient, msg: dict[str, Any], rid: int) -> dict[str, Any]:
-    ws.send(enc({**msg, "id": rid}))
-    while True:
-        reply: dict[str, Any] = dec(await ws.recv())
-        if reply.get("re") == rid:
-            return reply
+@dataclass
+class Seat:
+    """One player of a bot table: its connection, its request ids, and the races whose
+    result it has been sent (a result may come before or after the reply to the last
+    move, and while the seat waits for another reply)."""
+
+    ws: LeanClient
+    player: str = ""
+    rid: int = 0
+    results: set[str] = field(default_factory=set)
+
+    def next_id(self) -> int:
+        self.rid += 1
+        return self.rid
+
+    async def reply(self, rid: int) -> Reply:
+        """The reply to request `rid`; the events before it are skipped (results noted)."""
+        while True:
+            reply = read_reply(await self.ws.recv())
+            if reply.re == rid:
+                return reply
+            if reply.t == "result" and reply.race is not None:
+                self.results.add(reply.race)
+
+    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """A request (create, join, start, resign) and its whole reply."""
+        rid = self.next_id()
+        self.ws.send(enc({**msg, "id": rid}))
+        while True:
+            reply: dict[str, Any] = dec(await self.ws.recv())
+            if reply.get("re") == rid:
+                return reply
+            if reply.get("t") == "result":
+                self.results.add(reply["race"])
+
+    async def result(self, race: str) -> None:
+        """Until the race's result has come."""
+        while race not in self.results:
+            reply = read_reply(await self.ws.recv())
+            if reply.t == "result" and reply.race is not None:
+                self.results.add(reply.race)
+        self.results.discard(race)
 
 
-async def race_bot(url: str, seqs: list[tuple[int, list[str]]], i: int, window: Window,
-                   load: Load) -> None:  # fmt: skip
-    ws = await lean_connect(url)
+async def race_table(url: str, seqs: list[tuple[int, list[str]]], i: int, seats: int,
+                     window: Window, load: Load) -> None:  # fmt: skip
+    """A table of `seats` players racing each other: the host (a different seat each race)
+    creates a race of a Doublets deal, the others join, the host starts it, every seat plays
+    the deal's moves as fast as its replies come (a seat that does not finish resigns),
+    and the next race begins once every seat has had the result. With one seat, a player
+    racing alone."""
+    table = [Seat(await lean_connect(url)) for _ in range(seats)]
     try:
-        rid = 0
         # Names are unique on a server, and every round brings its bots anew.
-        name = f"bot{i}.{uuid.uuid4().hex[:8]}"
-        welcome = await request(ws, {"t": "hello", "v": 1, "name": name}, rid)
-        assert welcome["t"] == "welcome", welcome
+        tag = uuid.uuid4().hex[:8]
+        for s, seat in enumerate(table):
+            welcome = await seat.request({"t": "hello", "v": 1, "name": f"bot{i}.{s}.{tag}"})
+            assert welcome["t"] == "welcome", welcome
+            seat.player = welcome["player"]
         k = i
-        first = True
+        races = 0
         while time.perf_counter() < window.end:
             seed, moves = seqs[k % len(seqs)]
             k += 7
-            rid += 1
-            created = await request(ws, {"t": "create", "game": GAME, "seed": seed}, rid)
-            rid += 1
+            host = table[races % seats]
+            create: dict[str, Any] = {"t": "create", "game": GAME, "seed": seed}
+            if seats > 1:
+                create["max_players"] = seats
+            created = await host.request(create)
             assert created["t"] == "created", created
-            started = await request(ws, {"t": "start", "race": created["race"]}, rid)
+            code = created["race"]
+            for seat in table:
+                if seat is not host:
+                    joined = await seat.request({"t": "join", "race": code})
+                    assert joined["t"] == "lobby", joined
+            started = await host.request({"t": "start", "race": code})
             assert started["t"] == "start", started
-            gid = f"r.{created['race']}.{welcome['player']}"
             load.races += 1
-            resign = False
-            if first:
-                window.bot_ready()
-                first = False
-                # Bots that start together would finish their games together, and every
+            if not races:
+                for _ in table:
+                    window.bot_ready()
+                # Tables that start together would finish their games together, and every
                 # race's end and the next one's creation would fall in the same half second
                 # again and again: players of a real server come and go at random. So each
-                # bot resigns its first game at a random point.
-                stop = random.Random(i).randint(1, len(moves))
-                moves, resign = moves[:stop], stop < len(moves)
-            for n, m in enumerate(moves):
-                now = time.perf_counter()
-                if now >= window.end:
-                    break
-                rid += 1
-                ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": rid}))
-                while True:
-                    reply = read_reply(await ws.recv())
-                    if reply.re == rid:
-                        break
-                done = time.perf_counter()
-                if reply.t != "state" or reply.n != n + 1:
-                    load.errors += 1
-                    break
-                load.acked_by_gid[gid] = n + 1
-                if now >= window.start:  # the warm-up is not counted
-                    load.rtts.append(done - now)
-                    load.moves += 1
-            else:  # no break: played to the end, or to the point where it resigns
-                if resign:
-                    rid += 1
-                    await request(ws, {"t": "resign", "gid": gid}, rid)
+                # table cuts its first game short at a random point (its seats resign).
+                moves = moves[: random.Random(i).randint(1, len(moves))]
+            races += 1
+            played = await asyncio.gather(
+                *(race_game(seat, f"r.{code}.{seat.player}", moves, window, load)
+                  for seat in table)
+            )  # fmt: skip
+            if not all(played):  # the window's end, or an error (counted)
+                break
+            try:
+                async with asyncio.timeout(RESULT_TIMEOUT_S):
+                    for seat in table:
+                        await seat.result(code)
+            except TimeoutError:
+                load.errors += 1
+                break
     finally:
-        ws.close()
+        for seat in table:
+            seat.ws.close()
 
 
-# A bot of the load: (url, the move sequences, its index, the window, the load's tally).
-Bot = Callable[[str, list[tuple[int, list[str]]], int, "Window", "Load"], Awaitable[None]]
+async def race_game(seat: Seat, gid: str, moves: list[str], window: Window, load: Load) -> bool:
+    """One seat's game of a race: its moves, each sent once the last was answered; a
+    resignation if they did not finish it. False if the window ended or a reply was wrong."""
+    finished = False
+    for n, m in enumerate(moves):
+        now = time.perf_counter()
+        if now >= window.end:
+            return False
+        rid = seat.next_id()
+        seat.ws.send(enc({"t": "move", "gid": gid, "n": n, "m": m, "id": rid}))
+        reply = await seat.reply(rid)
+        done = time.perf_counter()
+        if reply.t != "state" or reply.n != n + 1:
+            load.errors += 1
+            return False
+        load.acked_by_gid[gid] = n + 1
+        if now >= window.start:  # the warm-up is not counted
+            load.rtts.append(done - now)
+            load.moves += 1
+        finished = reply.finished
+    if not finished:
+        resigned = await seat.request({"t": "resign", "gid": gid})
+        if resigned["t"] != "state":
+            load.errors += 1
+            return False
+    return True
+
+
+async def relay_table(url: str, seqs: list[tuple[int, list[str]]], i: int, seats: int,
+                      window: Window, load: Load) -> None:  # fmt: skip
+    """A table of `seats` players on the durable relay (bench/relay_server.py): each seat
+    joins the table, then sends moves of a deal, each once the last was acknowledged,
+    while the progress events of the other seats come in between."""
+    table = [Seat(await lean_connect(url)) for _ in range(seats)]
+    try:
+        name = f"t{i}.{uuid.uuid4().hex[:8]}"  # each round's tables anew
+        for s, seat in enumerate(table):
+            joined = await seat.request({"t": "join", "table": name, "seat": s})
+            assert joined["t"] == "joined", joined
+            seat.player = f"{name}:{s}"
+        for _ in table:
+            window.bot_ready()
+        await asyncio.gather(
+            *(relay_seat(seat, seqs[(i + s) % len(seqs)][1], window, load)
+              for s, seat in enumerate(table))
+        )  # fmt: skip
+    finally:
+        for seat in table:
+            seat.ws.close()
+
+
+async def relay_seat(seat: Seat, moves: list[str], window: Window, load: Load) -> None:
+    n = 0
+    while True:
+        now = time.perf_counter()
+        if now >= window.end:
+            break
+        rid = seat.next_id()
+        seat.ws.send(enc({"t": "move", "n": n, "m": moves[n % len(moves)], "id": rid}))
+        reply = await seat.reply(rid)
+        done = time.perf_counter()
+        if reply.t != "ack" or reply.n != n + 1:
+            load.errors += 1
+            break
+        n += 1
+        load.acked_by_gid[seat.player] = n
+        if now >= window.start:  # the warm-up is not counted
+            load.rtts.append(done - now)
+            load.moves += 1
+
+
+# A load's bot: (url, the move sequences, its index, its seats, the window, the load's
+# tally); an echo's bot is one player, a table's its `seats` players.
+Bot = Callable[[str, list[tuple[int, list[str]]], int, int, "Window", "Load"], Awaitable[None]]
 
 
 async def drive(
     bot: Bot,
     url: str,
     players: int,
+    seats: int,
     seconds: float,
     warmup: float,
     seqs: list[tuple[int, list[str]]],
     pid: int,
 ) -> tuple[Load, float, float]:
-    """Run `players` bots; measure the window: (load, seconds, server CPU s)."""
+    """Run `players` players in bots of `seats`; measure the window: (load, seconds,
+    server CPU s)."""
     load = Load()
     window = Window(players, warmup, seconds)
 
@@ -398,7 +538,7 @@ async def drive(
         return server0, client0, cpu_s(pid), time.process_time()
 
     marks = asyncio.create_task(cpu_marks())
-    await asyncio.gather(*(bot(url, seqs, i, window, load) for i in range(players)))
+    await asyncio.gather(*(bot(url, seqs, i, seats, window, load) for i in range(players // seats)))
     server0, client0, server1, client1 = await marks
     load.client_cpu = client1 - client0
     return load, seconds, server1 - server0
@@ -487,6 +627,10 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=1.0,
                         help="warm-up seconds per run, from when every bot is ready")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    parser.add_argument("--seats", type=int, default=4,
+                        help="players per table of the race server and the relay: races of "
+                             "this many seats, each move sent on to the others (default 4; 1: "
+                             "each bot races alone, no fan-out)")  # fmt: skip
     parser.add_argument("--idle", type=int, default=5000, help="idle connections (default 5000)")
     parser.add_argument("--async-share", type=float, default=0.25,
                         help="share of --players that also play asynchronous races against "
@@ -521,6 +665,8 @@ def main() -> int:
     if not (1 <= args.players <= 2000 and 0 < args.seconds <= 60 and 0 <= args.idle <= 20000
             and 1 <= args.rounds <= 10):  # fmt: skip
         parser.error("players 1..2000, seconds up to 60, idle up to 20000, rounds 1..10")
+    if not 1 <= args.seats <= DEFAULT.max_players or args.players % args.seats:
+        parser.error(f"--seats: 1..{DEFAULT.max_players}, and --players a multiple of it")
     if args.store_fsync is not None and os.environ.get("REDIS_URL"):
         parser.error("--store-fsync sets the bench's own store: unset REDIS_URL to use it")
     args.store_fsync = (args.store_fsync or DEFAULT.store_fsync).split(",")
@@ -551,7 +697,8 @@ class Target:
 
 
 async def run(args: argparse.Namespace) -> int:
-    print(f"bench/server.py: {args.players} players, {args.rounds} rounds of {args.seconds:g} s "
+    print(f"bench/server.py: {args.players} players (races and relay in tables of {args.seats}), "
+          f"{args.rounds} rounds of {args.seconds:g} s "
           f"measured (+{args.warmup:g} s warm-up) per server, {args.idle} idle connections; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     seqs = move_sequences(40)
@@ -606,6 +753,11 @@ async def run(args: argparse.Namespace) -> int:
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
         procs.append(durable)
+        # The durable relay (bench/relay_server.py): stored, acknowledged and sent on to the
+        # table's other seats, on the same store as the durable echo.
+        relay = start_baseline_server("relay", targets[0].server.redis_url)
+        procs.append(relay.proc)
+        relay.wait_ready()
         wait_port(durable_port)
         wait_port(echo_port)
         for t in targets:
@@ -615,19 +767,28 @@ async def run(args: argparse.Namespace) -> int:
         durable_url = f"ws://127.0.0.1:{durable_port}/"
         echo_runs: list[Figures] = []
         durable_runs: list[Figures] = []
+        relay_runs: list[Figures] = []
+        relay_total = Load()
         durable_acked = durable_errors = 0
         for r in range(args.rounds):
-            load, secs, cpu = await drive(echo_bot, echo_url, args.players, args.seconds,
+            load, secs, cpu = await drive(echo_bot, echo_url, args.players, 1, args.seconds,
                                           args.warmup, seqs, echo.pid)  # fmt: skip
             echo_runs.append(summarise(f"echo, round {r + 1}", load, secs, cpu))
-            load, secs, cpu = await drive(echo_bot, durable_url, args.players, args.seconds,
+            load, secs, cpu = await drive(echo_bot, durable_url, args.players, 1, args.seconds,
                                           args.warmup, seqs, durable.pid)  # fmt: skip
             durable_runs.append(summarise(f"durable echo, round {r + 1}", load, secs, cpu))
             durable_acked += load.replies
             durable_errors += load.errors
+            load, secs, cpu = await drive(relay_table, relay.url, args.players, args.seats,
+                                          args.seconds, args.warmup, seqs,
+                                          relay.proc.pid)  # fmt: skip
+            relay_runs.append(summarise(f"relay, round {r + 1}", load, secs, cpu))
+            relay_total.acked_by_gid.update(load.acked_by_gid)
+            relay_total.errors += load.errors
             for t in targets:
-                load, secs, cpu = await drive(race_bot, t.server.url, args.players, args.seconds,
-                                              args.warmup, seqs, t.server.proc.pid)  # fmt: skip
+                load, secs, cpu = await drive(race_table, t.server.url, args.players, args.seats,
+                                              args.seconds, args.warmup, seqs,
+                                              t.server.proc.pid)  # fmt: skip
                 t.runs.append(summarise(f"{t.server.name}, round {r + 1}", load, secs, cpu))
                 t.total.acked_by_gid.update(load.acked_by_gid)
                 t.total.races += load.races
@@ -643,19 +804,23 @@ async def run(args: argparse.Namespace) -> int:
             await stored_moves(t.server.redis_url, t.server.namespace, t.total) for t in targets
         ]
         durable_stored = await list_length(targets[0].server.redis_url, durable_key)
+        relay_found, relay_acked = await relay_stored(targets[0].server.redis_url, relay,
+                                                      relay_total)  # fmt: skip
         echo_f = median_of("echo (websockets+msgpack)", echo_runs)
         durable_f = median_of("durable echo (+ redis-py)", durable_runs)
+        relay_f = median_of("durable relay", relay_runs)
         medians = [median_of(t.server.name, t.runs) for t in targets]
         if args.idle:
             # Memory per connection does not depend on the store: the first server only.
             echo_f.idle_kb, medians[0].idle_kb = await idle_phase(
                 args, tmp, targets[0].server, echo_url, echo.pid, procs
             )
-        for p in (echo, durable, *(t.server.proc for t in targets)):
+        for p in (echo, durable, relay.proc, *(t.server.proc for t in targets)):
             p.send_signal(signal.SIGTERM)
         # Waited for in threads: our event loop must keep answering closing handshakes.
         await asyncio.to_thread(echo.wait, 10)
         await asyncio.to_thread(durable.wait, 10)
+        await asyncio.to_thread(relay.proc.wait, 10)
         for t in targets:
             try:
                 await asyncio.to_thread(t.server.proc.wait, 60)
@@ -672,8 +837,8 @@ async def run(args: argparse.Namespace) -> int:
         print(f"  {'':36}{'moves/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'server CPU':>12}"
               f"{'bots CPU':>10}{'KB/idle conn':>14}")  # fmt: skip
         print(f"  {'':36}{'':>9}{'':>9}{'':>9}{'us/move':>12}{'us/move':>10}")
-        rows = [*echo_runs, *durable_runs, *(f for t in targets for f in t.runs), echo_f,
-                durable_f, *medians]  # fmt: skip
+        rows = [*echo_runs, *durable_runs, *relay_runs, *(f for t in targets for f in t.runs),
+                echo_f, durable_f, relay_f, *medians]  # fmt: skip
         for f in rows:
             idle = f"{f.idle_kb:14.1f}" if f.idle_kb else ""
             print(f"  {f.name:36}{f.rate:9.0f}{f.p50_ms:9.2f}{f.p99_ms:9.2f}{f.cpu_us:12.1f}"
@@ -696,8 +861,19 @@ async def run(args: argparse.Namespace) -> int:
                   f"{server_f.rate / durable_f.rate:.2f} (target >= 0.70; by round {per_round}), "
                   f"p99 {server_f.p99_ms / durable_f.p99_ms:.2f} (target <= 2), "
                   f"server CPU per move {server_f.cpu_us / durable_f.cpu_us:.1f}x")  # fmt: skip
+        for t, server_f in zip(targets, medians, strict=True):
+            per_round = ", ".join(
+                f"{s.rate / e.rate:.2f}" for e, s in zip(relay_runs, t.runs, strict=True)
+            )
+            label = f" ({t.server.name})" if len(targets) > 1 else ""
+            print(f"  ratio server/relay{label} (medians): throughput "
+                  f"{server_f.rate / relay_f.rate:.2f} (target >= 0.70; by round {per_round}), "
+                  f"p99 {server_f.p99_ms / relay_f.p99_ms:.2f}, "
+                  f"server CPU per move {server_f.cpu_us / relay_f.cpu_us:.1f}x")  # fmt: skip
         print(f"  durable echo: {durable_acked} replies, {durable_stored} messages stored, "
               f"{durable_errors} errors")  # fmt: skip
+        print(f"  durable relay: errors: {relay_total.errors}; acknowledged moves found in the "
+              f"store: {relay_found} of {relay_acked}")  # fmt: skip
         if len(targets) == 2:
             (a, b), (fa, fb) = targets, medians
             per_round = ", ".join(
@@ -709,6 +885,7 @@ async def run(args: argparse.Namespace) -> int:
                   f"p99 {fa.p99_ms / fb.p99_ms:.2f}, "
                   f"server CPU per move {fa.cpu_us / fb.cpu_us:.2f}")  # fmt: skip
         ok = durable_stored >= durable_acked and durable_errors == 0
+        ok = ok and relay_found == relay_acked and relay_total.errors == 0
         for t, (found, acked) in zip(targets, stored, strict=True):
             commit = [line for line in t.server.log.read_text().splitlines()
                       if "group commit:" in line]  # fmt: skip
@@ -828,6 +1005,16 @@ async def stored_counts(
     finally:
         await r.aclose()
     return counts
+
+
+async def relay_stored(url: str, relay: BaselineServer, load: Load) -> tuple[int, int]:
+    """(acknowledged moves found in the relay's seat lists, acknowledged moves); the lists
+    are then dropped."""
+    seats = list(load.acked_by_gid)
+    counts = await list_lengths(url, [f"{relay.key}:{seat}" for seat in seats])
+    await drop_keys(url, f"{relay.key}:*")
+    found = sum(min(c, a) for c, a in zip(counts, load.acked_by_gid.values(), strict=True))
+    return found, sum(load.acked_by_gid.values())
 
 
 async def list_length(url: str, key: str) -> int:
