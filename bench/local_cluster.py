@@ -119,14 +119,19 @@ class LocalRedisCluster:
 
     def init_command(self) -> list[str]:
         """deploy/compose.redis-cluster.yml's one-shot `redis-cluster-init` command, with the
-        compose service names replaced by this cluster's loopback addresses."""
+        compose service names replaced by this cluster's loopback addresses (masters beyond
+        the compose file's three join the same `--cluster create` list)."""
         override = yaml.safe_load(COMPOSE_CLUSTER.read_text())
         argv = list(override["services"]["redis-cluster-init"]["command"])
         assert argv[:2] == ["sh", "-c"], argv
         script = argv[2]
-        for i, node in enumerate(self.nodes, 1):
+        named = script.count(":6379")
+        for i, node in enumerate(self.nodes[:named], 1):
             script = script.replace(f"-h redis-node-{i} ", f"-h {self.host} -p {node.port} ")
-            script = script.replace(f"redis-node-{i}:6379", f"{self.host}:{node.port}")
+            address = f"{self.host}:{node.port}"
+            if i == named:
+                address = " ".join([address, *self.addresses[named:]])
+            script = script.replace(f"redis-node-{i}:6379", address)
         assert "redis-node" not in script, script
         return ["sh", "-c", script]
 
