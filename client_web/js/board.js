@@ -107,8 +107,9 @@ export class Board {
   activate(code) {
     if (!this.interactive || !this.playable) return;
     if (code === "s") {
-      this.select(null);
-      this.onMove("deal");
+      this.selected = null;
+      this.onMove("deal"); // sent before the page redraws anything
+      this.render();
       return;
     }
     const game = this.view.game;
@@ -122,8 +123,9 @@ export class Board {
       return;
     }
     const move = `${moveCode(game, this.selected)}-${moveCode(game, code)}`;
-    this.select(null);
-    this.onMove(move);
+    this.selected = null;
+    this.onMove(move); // sent before the page redraws anything
+    this.render();
   }
 
   click(event) {
@@ -210,44 +212,52 @@ export class Board {
   }
 
   // Only the piles whose cards changed are built again; selection and highlights are
-  // classes, so a pick keeps the focused button (and costs no rebuild).
+  // classes, set only where they change, so a pick keeps the focused button (and costs no
+  // rebuild) and a move's redraw touches the two piles it moved between and little else.
   render() {
     const view = this.view;
     if (!view) return;
     const layout = LAYOUTS[view.game];
     const interactive = this.interactive && this.playable;
+    const piles = view.piles || {};
+    const hidden = view.hidden || {};
+    const sig = (code) => `${interactive}|${hidden[code]}|${(piles[code] || []).join()}`;
     if (!this.grid || this.gridGame !== view.game || !this.root.contains(this.grid)) {
       this.grid = el("div", { class: `table ${view.game}`, style: { "--cols": String(layout.cols) } });
       this.gridGame = view.game;
+      this.slotList = this.slots(layout).filter(([code]) => code);
       this.nodes = new Map();
       this.sigs = new Map();
+      this.marks = new Map(); // code -> "selected|target" as last set
       for (const [code, fanned] of this.slots(layout)) {
         const node = code ? this.pileNode(code, fanned) : el("div", { class: "gap" });
         if (code) {
           this.nodes.set(code, node);
-          this.sigs.set(code, JSON.stringify([(view.piles || {})[code], (view.hidden || {})[code], interactive]));
+          this.sigs.set(code, sig(code));
         }
         this.grid.append(node);
       }
       clear(this.root, this.grid);
     }
-    const piles = view.piles || {};
-    const hidden = view.hidden || {};
-    for (const [code, fanned] of this.slots(layout)) {
-      if (!code) continue;
-      const sig = JSON.stringify([piles[code], hidden[code], interactive]);
-      if (this.sigs.get(code) !== sig) {
+    for (const [code, fanned] of this.slotList) {
+      const now = sig(code);
+      if (this.sigs.get(code) !== now) {
         const node = this.pileNode(code, fanned);
         this.nodes.get(code).replaceWith(node);
         this.nodes.set(code, node);
-        this.sigs.set(code, sig);
+        this.sigs.set(code, now);
+        this.marks.delete(code); // a new node: its marks are all to set
       }
     }
     const targets = this.selected ? this.targets(this.selected) : new Set();
     for (const [code, node] of this.nodes) {
       const selected = this.selected === code;
+      const target = targets.has(code);
+      const mark = `${selected}|${target}`;
+      if (this.marks.get(code) === mark) continue;
+      this.marks.set(code, mark);
       node.classList.toggle("selected", selected);
-      node.classList.toggle("target", targets.has(code));
+      node.classList.toggle("target", target);
       const top = node.querySelector("button.card.face");
       if (top) top.setAttribute("aria-pressed", selected ? "true" : "false");
     }

@@ -1,7 +1,7 @@
 // The page: a racer's whole client. Views are sections of index.html shown one at a time;
 // the server is the only judge of moves (its `legal` list drives the highlights, its errors
 // are shown as they come), and the only source of every name and number on the page.
-import { el, $, clear, clock, title, copyText, GAMES } from "./util.js";
+import { el, $, clear, clock, title, copyText, setText, setHidden, GAMES } from "./util.js";
 import { Connection, ServerError, store, serverUrl } from "./net.js";
 import { Board } from "./board.js";
 import { exportCode, importCode } from "./account.js";
@@ -35,7 +35,7 @@ function show(name) {
 
 function notice(text, error = false) {
   const node = $("#notice");
-  node.textContent = text || "";
+  setText(node, text || "");
   node.classList.toggle("error", Boolean(error));
 }
 
@@ -328,7 +328,7 @@ function raceOpenNote(race) {
 function renderOpponents() {
   const race = app.race;
   const aside = $("#opponents");
-  aside.hidden = !race;
+  setHidden(aside, !race);
   if (!race || !race.players) return;
   clear(
     $("#opponents-rows"),
@@ -353,7 +353,7 @@ function renderOpponents() {
       );
     }),
   );
-  $("#race-open").textContent = raceOpenNote(race);
+  setText($("#race-open"), raceOpenNote(race));
 }
 
 function standingsRows(result) {
@@ -588,17 +588,20 @@ function renderGame() {
   }
   let heading = `${title(g.game)} · ${g.kind === "race" ? `race ${g.race}` : g.kind === "daily" ? `daily ${g.date}` : "practice"}`;
   if (g.finished) heading += g.won ? " · won" : " · finished";
-  $("#game-title").textContent = heading;
+  setText($("#game-title"), heading);
   const max = g.view.max_score !== undefined ? g.view.max_score : "?";
   const redeals = g.view.redeals_left !== undefined ? ` · redeals left ${g.view.redeals_left}` : "";
-  $("#game-score").textContent = `score ${g.score}/${max}${redeals} · moves ${g.view.moves}`;
+  setText($("#game-score"), `score ${g.score}/${max}${redeals} · moves ${g.view.moves}`);
   app.board.show(g.view, g.legal, playable());
-  $("#move-input").placeholder = EXAMPLES[g.game] || "";
+  const input = $("#move-input");
+  const example = EXAMPLES[g.game] || "";
+  if (input.placeholder !== example) input.placeholder = example;
   const practice = g.kind === "practice";
-  $("#hint-button").hidden = !practice;
-  $("#undo-button").hidden = !practice;
-  $("#resign-button").disabled = g.finished;
-  $("#legal-moves").textContent = g.finished ? (g.won ? "Won!" : "This game is over.") : g.legal.length ? `Legal moves: ${g.legal.join(" ")}` : "";
+  setHidden($("#hint-button"), !practice);
+  setHidden($("#undo-button"), !practice);
+  const resign = $("#resign-button");
+  if (resign.disabled !== g.finished) resign.disabled = g.finished;
+  setText($("#legal-moves"), g.finished ? (g.won ? "Won!" : "This game is over.") : g.legal.length ? `Legal moves: ${g.legal.join(" ")}` : "");
   renderOpponents();
   renderPending();
   tick();
@@ -608,7 +611,7 @@ function renderPending() {
   const node = $("#pending");
   if (!node) return;
   const offline = app.conn && !app.conn.online;
-  node.textContent = app.pending.length ? `Pending: ${app.pending.join(", ")}${offline ? " (sent once reconnected)" : " (sending…)"}` : "";
+  setText(node, app.pending.length ? `Pending: ${app.pending.join(", ")}${offline ? " (sent once reconnected)" : " (sending…)"}` : "");
 }
 
 function playMove(move) {
@@ -624,8 +627,10 @@ function playMove(move) {
     return;
   }
   app.pending.push(move);
-  renderPending();
+  // The move goes out first (pump sends before its first await); the page's own news of
+  // it is written after, so the round trip does not wait for it.
   pump();
+  renderPending();
 }
 
 // One move in flight at a time, each with the `n` it is meant for: if the link drops, the
@@ -822,11 +827,11 @@ function tick() {
   const countdown = $("#countdown");
   const race = app.race;
   if (race && race.start && Date.now() - app.goFlash < 1500) {
-    countdown.hidden = false;
-    countdown.textContent = "Go!";
-  } else countdown.hidden = true;
+    setHidden(countdown, false);
+    setText(countdown, "Go!");
+  } else setHidden(countdown, true);
   if (!g) {
-    node.textContent = "";
+    setText(node, "");
     return;
   }
   let elapsed = g.elapsed_ms;
@@ -837,7 +842,7 @@ function tick() {
     const raceElapsed = g.finished ? Date.now() - race.start.received : elapsed;
     text += ` · ${clock(Math.max(0, total - raceElapsed))} left`;
   }
-  node.textContent = text;
+  setText(node, text);
 }
 
 // ---------------------------------------------------------------- the controls

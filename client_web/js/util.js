@@ -30,6 +30,17 @@ export function el(tag, attrs = {}, ...children) {
 
 export const $ = (selector, root = document) => root.querySelector(selector);
 
+// Writes only what differs: setting a text or a flag to the value it has still mutates the
+// DOM (a new text node, an attribute record), and each mutation costs the next frame style
+// and layout work. A move's redraw touches many such lines whose value rarely changes.
+export function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+export function setHidden(node, hidden) {
+  if (node.hidden !== hidden) node.hidden = hidden;
+}
+
 export function clear(node, ...children) {
   node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined));
   return node;
