@@ -198,6 +198,7 @@ class Marks:
     store: float
     bots: float
     machine: float  # every CPU of the machine, busy
+    publishes: int  # the store's PUBLISH commands so far (the bus between server processes)
 
 
 def machine_busy_s() -> float:
@@ -208,21 +209,24 @@ def machine_busy_s() -> float:
     return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-async def store_info(nodes: list[str]) -> tuple[float, int]:
-    """The store's CPU seconds and resident memory (KB), from the INFO of each of its nodes
-    (one, or every master of a cluster), summed."""
+async def store_info(nodes: list[str]) -> tuple[float, int, int]:
+    """The store's CPU seconds, resident memory (KB) and PUBLISH commands run (a script's
+    included), from the INFO of each of its nodes (one, or every master of a cluster),
+    summed."""
     import redis.asyncio as aioredis
 
-    cpu, rss = 0.0, 0
+    cpu, rss, publishes = 0.0, 0, 0
     for url in nodes:
         r = aioredis.Redis.from_url(url)
         try:
             info = await r.info()
+            commands = await r.info("commandstats")
         finally:
             await r.aclose()
         cpu += float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
         rss += int(info["used_memory_rss"]) // 1024
-    return cpu, rss
+        publishes += int(commands.get("cmdstat_publish", {}).get("calls", 0))
+    return cpu, rss, publishes
 
 
 STALL_MS = 10  # the bench's own store records every event (an fsync, a command) that takes longer
@@ -287,13 +291,14 @@ async def node_stalls(url: str, reset: bool = False) -> float | None:
 
 
 async def marks(pids: list[int], nodes: list[str], bots: list[BotProcess]) -> Marks:
-    store, _ = await store_info(nodes)
+    store, _, publishes = await store_info(nodes)
     return Marks(
         at=time.perf_counter(),
         server=sum(cpu_s(p) for p in pids),
         store=store,
         bots=sum(b.cpu() for b in bots),
         machine=machine_busy_s(),
+        publishes=publishes,
     )
 
 
@@ -315,6 +320,7 @@ class Step:
     others_cpu: float  # the rest of the machine: other engineers' work, the bench itself
     load: float
     store_stall_ms: float | None = None  # the store's longest stall in the window
+    publishes: int = 0  # the store's PUBLISH commands in the window
 
     @property
     def rate(self) -> float:
@@ -504,7 +510,7 @@ async def ramp(
             for g in got:
                 hist.update({int(k): v for k, v in g["hist"].items()})
             errors_now = sum(sum(g["errors"].values()) for g in got)
-            _, store_rss = await store_info(args.store_nodes)
+            _, store_rss, _ = await store_info(args.store_nodes)
             server_cpu = (m1.server - m0.server) / secs
             store_cpu = (m1.store - m0.store) / secs
             bots_cpu = (m1.bots - m0.bots) / secs
@@ -517,6 +523,7 @@ async def ramp(
                 others_cpu=max(0.0, (m1.machine - m0.machine) / secs - server_cpu - store_cpu
                                - bots_cpu),
                 load=os.getloadavg()[0], store_stall_ms=stall,
+                publishes=m1.publishes - m0.publishes,
             )  # fmt: skip
             errors_before = errors_now
             run.steps.append(s)
@@ -589,6 +596,11 @@ def summary(run: Run, args: argparse.Namespace) -> list[str]:
                    f"of a core ({per_core:.0f} players per core of server CPU), "
                    f"{held.server_rss_kb / 1024:.0f} MB resident ({per_gb:.0f} players per GB); "
                    f"bots {100 * held.bots_cpu:.0f} % of a core")  # fmt: skip
+        moves = held.rate * held.seconds
+        out.append(f"    a move cost the server {1e6 * held.server_cpu / held.rate:.0f} us of CPU "
+                   f"and the store {1e6 * held.store_cpu / held.rate:.0f} us, with "
+                   f"{held.publishes / moves:.2f} PUBLISH (the bus between server processes; "
+                   "the capacity model's inputs, deploy/README)")  # fmt: skip
     errors = ", ".join(f"{k} {v}" for k, v in sorted(run.errors.items())) or "none"
     out.append(f"    errors: {errors}")
     for kind, detail in sorted(run.details.items()):
