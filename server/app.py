@@ -244,6 +244,7 @@ class App:
             max_size=cfg.max_frame_bytes,
             write_limit=cfg.max_outbox_bytes * 2,
             ping_interval=cfg.ping_interval_s,
+            ping_timeout=cfg.ping_timeout_s,
             max_fragments=cfg.max_fragments,
             inbox_high=cfg.inbox_high,
             inbox_low=cfg.inbox_low,

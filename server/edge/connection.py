@@ -4,8 +4,13 @@ asyncio protocol, with each complete message put in an inbox as it arrives.
 websockets' ServerProtocol does the protocol (the handshake, pings, closes, size
 limits, every kind of frame); this module owns the socket: it feeds the protocol what
 arrives, writes what the protocol has to send, runs the HTTP routes, the keepalive
-pings and the timeouts, and hands each complete message to the inbox, which wakes the
-session (server/session.py) that handles it. Only websockets' public API is used.
+pings (visited by the server's one Ticker, server/edge/keepalive.py) and the timeouts,
+and hands each complete message to the inbox, which wakes the session
+(server/session.py) that handles it. Only websockets' public API is used.
+
+A connection past its handshake keeps only what it still needs (its address for the
+limits, its peer for the logs): the handshake's request, response and headers are let go,
+since twenty thousand idle connections hold them all for as long as they last.
 
 The whole, final, masked binary frames that clients send nearly always are cut out of
 the stream here (FrameCutter) instead of going through websockets' parser: to know
@@ -33,6 +38,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from server.edge.admission import Admission
+from server.edge.keepalive import Ticker
 
 log = logging.getLogger(__name__)
 
@@ -215,6 +221,29 @@ class InboxConnection(asyncio.Protocol):
     asyncio transport.
     """
 
+    # Attributes by slot, not in a dict per connection: twenty thousand of them live at once.
+    __slots__ = (
+        "_close_timer",
+        "_cutter",
+        "_drained",
+        "_fragments",
+        "_loop",
+        "_lost",
+        "_ping",
+        "_ping_sent",
+        "_reading_paused",
+        "_request_rcvd",
+        "_writing_paused",
+        "address",
+        "inbox",
+        "latency",
+        "limits",
+        "on_message",
+        "protocol",
+        "server",
+        "transport",
+    )  # fmt: skip
+
     transport: asyncio.Transport
 
     def __init__(self, server: ConnectionServer, *, take_frames: bool = True) -> None:
@@ -224,19 +253,18 @@ class InboxConnection(asyncio.Protocol):
         self.protocol = ServerProtocol(max_size=limits.max_size)
         self.inbox: deque[bytes | str] = deque()
         self.on_message: Callable[[], None] | None = None
-        self.request: Request | None = None
-        self.response: Response | None = None
         self.address = ""  # the client's address as the limits count it (server/edge/admission.py)
         self.latency = 0.0  # round trip of the last keepalive ping answered, seconds
         self._loop = asyncio.get_running_loop()
-        self._request_rcvd: asyncio.Future[None] = self._loop.create_future()
+        # The request, until the handshake ends (then None, and the request gone with it).
+        self._request_rcvd: asyncio.Future[Request] | None = self._loop.create_future()
         self._lost: asyncio.Future[None] = self._loop.create_future()
         self._fragments: list[Frame] = []
         self._reading_paused = False
         self._writing_paused = False
         self._drained: asyncio.Future[None] | None = None
-        self._pings: dict[bytes, tuple[asyncio.Future[float], float]] = {}
-        self._keepalive: asyncio.Task[None] | None = None
+        self._ping: bytes | None = None  # the keepalive ping awaiting its pong
+        self._ping_sent = 0.0  # when the last keepalive ping was sent (loop time)
         self._close_timer: asyncio.TimerHandle | None = None
         self._cutter = (
             FrameCutter(self._feed, self._enqueue, limits.max_size) if take_frames else None
@@ -322,12 +350,14 @@ class InboxConnection(asyncio.Protocol):
             except TimeoutError:
                 log.debug("connection %s: no handshake within %gs", self.peer,
                           self.limits.open_timeout)  # fmt: skip
+            self._request_rcvd = None
             if self.protocol.state is not State.OPEN:
                 self.transport.abort()
                 return
             self.server.connections.add(self)
             if self.limits.ping_interval is not None:
-                self._keepalive = self._loop.create_task(self._keep_alive())
+                self._ping_sent = self._loop.time()
+                self.server.keepalive.add(self, self._ping_sent + self.limits.ping_interval)
             try:
                 await handler(self)
             except Exception:
@@ -342,10 +372,14 @@ class InboxConnection(asyncio.Protocol):
             self.transport.abort()
 
     async def _handshake(self, routes: Routes) -> None:
-        await asyncio.wait([self._request_rcvd, self._lost], return_when=asyncio.FIRST_COMPLETED)
-        request, protocol = self.request, self.protocol
-        if request is None:  # closed, or not a valid HTTP request (which has been answered)
+        received = self._request_rcvd
+        assert received is not None
+        either: list[asyncio.Future[Any]] = [received, self._lost]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        protocol = self.protocol
+        if not received.done():  # closed, or not a valid HTTP request (which has been answered)
             return
+        request = received.result()
         try:
             response = await routes(self, request)
         except Exception as exc:
@@ -367,7 +401,6 @@ class InboxConnection(asyncio.Protocol):
                 if refusal is not None:
                     response = protocol.reject(refusal.status, refusal.text)
                     response.headers["Retry-After"] = str(refusal.retry_after_s)
-        self.response = response
         if protocol.state is not State.CONNECTING:  # the client left meanwhile
             return
         protocol.send_response(response)
@@ -376,57 +409,46 @@ class InboxConnection(asyncio.Protocol):
             self._expect_close()
             await self.wait_closed()
 
-    async def _keep_alive(self) -> None:
-        """Pings every ping_interval; a ping unanswered for ping_timeout closes with 1011."""
+    def keepalive(self, now: float) -> float | None:
+        """A visit of the server's keepalive Ticker, at loop time `now`: pings every
+        ping_interval (counted from the last ping; the next waits for the pong of the last);
+        a ping unanswered for ping_timeout closes with 1011. Returns when to come back."""
+        if self.protocol.state is not State.OPEN:
+            return None  # closing: the close timer ends it
         limits = self.limits
-        assert limits.ping_interval is not None
-        latency = 0.0
-        try:
-            while True:
-                await asyncio.sleep(limits.ping_interval - latency)
-                if self.protocol.state is not State.OPEN:
-                    return  # closing: the close timer ends it
-                pong = await self._ping()
-                if limits.ping_timeout is None:
-                    continue
-                try:
-                    async with asyncio.timeout(limits.ping_timeout):
-                        latency = await pong
-                except TimeoutError:
-                    if self.protocol.state is State.OPEN:
-                        log.info("connection %s: keepalive ping unanswered for %gs; closed",
-                                 self.peer, limits.ping_timeout)  # fmt: skip
-                        self.protocol.fail(1011, "keepalive ping timeout")
-                        self._send_data()
-                    self._expect_close()
-                    return
-        except Exception:
-            log.exception("connection %s: keepalive failed", self.peer)
-
-    async def _ping(self) -> asyncio.Future[float]:
+        interval, timeout = limits.ping_interval, limits.ping_timeout
+        assert interval is not None
+        if self._ping is not None and timeout is not None:
+            if now < self._ping_sent + timeout:
+                return self._ping_sent + timeout
+            if self._writing_paused:
+                # The ping waits behind data the client has not read yet: its time runs
+                # from when the buffer drains, as websockets' keepalive counts it.
+                return now + timeout
+            log.info("connection %s: keepalive ping unanswered for %gs; closed",
+                     self.peer, timeout)  # fmt: skip
+            self.protocol.fail(1011, "keepalive ping timeout")
+            self._send_data()
+            self._expect_close()
+            return None
+        if now < self._ping_sent + interval:  # the pong came early: ping on time
+            return self._ping_sent + interval
         data = struct.pack("!I", random.getrandbits(32))
-        while data in self._pings:
-            data = struct.pack("!I", random.getrandbits(32))
-        pong: asyncio.Future[float] = self._loop.create_future()
-        self._pings[data] = (pong, self._loop.time())
+        self._ping, self._ping_sent = data, now
         self.protocol.send_ping(data)
         self._send_data()
-        await self._drain()
-        return pong
+        return now + (interval if timeout is None else min(interval, timeout))
 
     def _pong(self, data: bytes) -> None:
-        """A pong answers its ping and every ping sent before it (RFC 6455 5.5.3)."""
-        if data not in self._pings:
-            return  # unsolicited
+        """The pong of the ping awaited (others, unsolicited or late, change nothing)."""
+        if data != self._ping:
+            return
+        self._ping = None
         now = self._loop.time()
-        while self._pings:
-            key, (pong, sent) = next(iter(self._pings.items()))
-            del self._pings[key]
-            if not pong.done():
-                pong.set_result(now - sent)
-            if key == data:
-                self.latency = now - sent
-                return
+        self.latency = now - self._ping_sent
+        interval = self.limits.ping_interval
+        if interval is not None and now >= self._ping_sent + interval:  # answered late
+            self.server.keepalive.add(self, now)
 
     def _expect_close(self) -> None:
         """The TCP connection should close soon: abort it if it has not after close_timeout."""
@@ -453,9 +475,10 @@ class InboxConnection(asyncio.Protocol):
         for event in events:
             if isinstance(event, Frame):
                 self._frame(event)
-            elif isinstance(event, Request) and self.request is None:
-                self.request = event
-                self._request_rcvd.set_result(None)
+            elif isinstance(event, Request):
+                received = self._request_rcvd
+                if received is not None and not received.done():
+                    received.set_result(event)
         return protocol.state is State.OPEN
 
     def _frame(self, frame: Frame) -> None:
@@ -551,15 +574,10 @@ class InboxConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.protocol.receive_eof()  # idempotent; the state becomes CLOSED
-        if self._keepalive is not None:
-            self._keepalive.cancel()
-            self._keepalive = None
+        self.server.keepalive.discard(self)
         if self._close_timer is not None:
             self._close_timer.cancel()
             self._close_timer = None
-        for pong, _sent in self._pings.values():
-            pong.cancel()
-        self._pings.clear()
         if self.server.admission is not None:
             self.server.admission.closed(self)
         self._lost.set_result(None)
@@ -611,6 +629,7 @@ class ConnectionServer:
         self.take_frames = take_frames
         self.admission = admission  # None: no limits on connections
         self.connections: set[InboxConnection] = set()  # WebSocket connections past their handshake
+        self.keepalive = _ticker(limits)  # visits the connections whose ping is due
         self._tasks: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
         self._closing: asyncio.Task[None] | None = None
@@ -659,6 +678,7 @@ class ConnectionServer:
             await self._server.wait_closed()
         while self._tasks:
             await asyncio.wait(list(self._tasks))
+        self.keepalive.close()
         self._closed.set()
 
     async def wait_closed(self) -> None:
@@ -678,6 +698,13 @@ class ConnectionServer:
     ) -> None:
         self.close()
         await self.wait_closed()
+
+
+def _ticker(limits: Limits) -> Ticker:
+    """The keepalive Ticker for these limits: its resolution a twentieth of the shortest
+    of the two keepalive periods, at most a second (a ping a second late is on time)."""
+    periods = [p for p in (limits.ping_interval, limits.ping_timeout) if p is not None]
+    return Ticker(min([1.0, *(p / 20 for p in periods)]))
 
 
 def serve_connections(
