@@ -229,6 +229,7 @@ class InboxConnection(asyncio.Protocol):
         "_fragments",
         "_loop",
         "_lost",
+        "_lost_waiters",
         "_ping",
         "_ping_sent",
         "_reading_paused",
@@ -259,7 +260,8 @@ class InboxConnection(asyncio.Protocol):
         # The request, until the handshake ends (then None, and the request gone with it).
         self._request_rcvd: asyncio.Future[Request] | None = self._loop.create_future()
         self._lost: asyncio.Future[None] = self._loop.create_future()
-        self._fragments: list[Frame] = []
+        self._lost_waiters: list[asyncio.Future[None]] | None = None  # see wait_closed
+        self._fragments: list[Frame] | None = None  # of a fragmented message, while it comes
         self._reading_paused = False
         self._writing_paused = False
         self._drained: asyncio.Future[None] | None = None
@@ -334,9 +336,21 @@ class InboxConnection(asyncio.Protocol):
         self._expect_close()
         await self.wait_closed()
 
-    async def wait_closed(self) -> None:
-        """Returns once the TCP connection is closed."""
-        await asyncio.shield(self._lost)
+    def wait_closed(self) -> Awaitable[None]:
+        """Done once the TCP connection is closed (await it).
+
+        Each wait has a future of its own, so that cancelling it leaves `_lost` alone;
+        asyncio.shield did the same with a dozen objects (closures, cells, contexts) per
+        wait, and every idle connection's session waits here for as long as it lives.
+        A future, not a coroutine: one frame less per idle connection."""
+        waiter: asyncio.Future[None] = self._loop.create_future()
+        if self._lost.done():
+            waiter.set_result(None)
+            return waiter
+        if self._lost_waiters is None:
+            self._lost_waiters = []
+        self._lost_waiters.append(waiter)
+        return waiter
 
     # ------------------------------------------------------------ life
 
@@ -370,16 +384,27 @@ class InboxConnection(asyncio.Protocol):
         except Exception:
             log.exception("connection %s: failed", self.peer)
             self.transport.abort()
+        finally:
+            self.server.served(self)
 
     async def _handshake(self, routes: Routes) -> None:
         received = self._request_rcvd
         assert received is not None
         either: list[asyncio.Future[Any]] = [received, self._lost]
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-        protocol = self.protocol
         if not received.done():  # closed, or not a valid HTTP request (which has been answered)
             return
         request = received.result()
+        try:
+            await self._answer(routes, request)
+        finally:
+            # websockets' parser keeps the request for as long as the connection lasts
+            # (a local of its generator): its headers, a dozen containers, are let go.
+            request.headers.clear()
+
+    async def _answer(self, routes: Routes, request: Request) -> None:
+        """Answers the handshake's request: an HTTP route's response, or the upgrade."""
+        protocol = self.protocol
         try:
             response = await routes(self, request)
         except Exception as exc:
@@ -489,6 +514,8 @@ class InboxConnection(asyncio.Protocol):
             return  # pings are answered, closes echoed, by the protocol
         fragments = self._fragments
         if not frame.fin or fragments:
+            if fragments is None:
+                fragments = self._fragments = []
             fragments.append(frame)
             if len(fragments) > self.limits.max_fragments:
                 fragments.clear()
@@ -581,6 +608,10 @@ class InboxConnection(asyncio.Protocol):
         if self.server.admission is not None:
             self.server.admission.closed(self)
         self._lost.set_result(None)
+        for waiter in self._lost_waiters or ():
+            if not waiter.done():  # not cancelled
+                waiter.set_result(None)
+        self._lost_waiters = None
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
 
@@ -630,7 +661,7 @@ class ConnectionServer:
         self.admission = admission  # None: no limits on connections
         self.connections: set[InboxConnection] = set()  # WebSocket connections past their handshake
         self.keepalive = _ticker(limits)  # visits the connections whose ping is due
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: dict[InboxConnection, asyncio.Task[None]] = {}  # their lives, running
         self._server: asyncio.Server | None = None
         self._closing: asyncio.Task[None] | None = None
         self._closed = asyncio.Event()
@@ -652,8 +683,13 @@ class ConnectionServer:
         """A connection was made: its life runs in a task of its own, tracked from here
         on, so that closing the server cannot miss it."""
         task = asyncio.get_running_loop().create_task(connection.serve(self.routes, self.handler))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks[connection] = task
+
+    def served(self, connection: InboxConnection) -> None:
+        """A connection's life is over (the last thing its task does). Said by the task
+        rather than by a done callback, which cost a bound method and a context copy per
+        connection for as long as it lived."""
+        self._tasks.pop(connection, None)
 
     @property
     def sockets(self) -> tuple[Any, ...]:
@@ -677,7 +713,7 @@ class ConnectionServer:
         if self._server is not None:
             await self._server.wait_closed()
         while self._tasks:
-            await asyncio.wait(list(self._tasks))
+            await asyncio.wait(list(self._tasks.values()))
         self.keepalive.close()
         self._closed.set()
 
