@@ -7,7 +7,7 @@ import itertools
 import logging
 import secrets
 import signal
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 import engine
@@ -244,6 +244,7 @@ class App:
             max_size=cfg.max_frame_bytes,
             write_limit=cfg.max_outbox_bytes * 2,
             ping_interval=cfg.ping_interval_s,
+            ping_timeout=cfg.ping_timeout_s,
             max_fragments=cfg.max_fragments,
             inbox_high=cfg.inbox_high,
             inbox_low=cfg.inbox_low,
@@ -297,8 +298,9 @@ class App:
         await self.bus.close()
         log.info("stopped")
 
-    async def _handle(self, ws: InboxConnection) -> None:
-        await Session(self.session_context, ws).run()
+    def _handle(self, ws: InboxConnection) -> Awaitable[None]:
+        # The session's own coroutine, not one around it: a frame less per connection.
+        return Session(self.session_context, ws).run()
 
     async def _drain(self) -> None:
         self.draining = True

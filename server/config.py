@@ -119,7 +119,10 @@ class Config:
     race_memo_size: int = 10_000  # races whose seats (and lobbies) are kept at hand
     spectator_memo_size: int = 2_000  # seats' games kept replayed for spectators and pages
     shutdown_grace_s: float = 5.0  # time given to in-flight requests on SIGTERM
+    # Keepalive (server/edge/keepalive.py): a ping every ping_interval_s on each connection;
+    # one unanswered for ping_timeout_s closes it with 1011.
     ping_interval_s: float = 20.0
+    ping_timeout_s: float = 20.0
 
     # Solvers (server/solver_pool.py): CPU-heavy searches run in a bounded process pool.
     solver_workers: int = 2  # processes; the event loop never runs a search
@@ -529,6 +532,11 @@ SETTINGS: dict[str, tuple[str, str, Any, str]] = {
     "quick_lease_s": ("--quick-lease-s", "SOLITAIRE_QUICK_LEASE_S", _positive(float),
                       "seconds before another instance takes over the matching of a dead "
                       "one (default 5)"),
+    "ping_interval_s": ("--ping-interval-s", "SOLITAIRE_PING_INTERVAL_S", _positive(float),
+                        "seconds between two keepalive pings of a connection (default 20)"),
+    "ping_timeout_s": ("--ping-timeout-s", "SOLITAIRE_PING_TIMEOUT_S", _positive(float),
+                       "seconds a keepalive ping may go unanswered before its connection is "
+                       "closed with 1011 (default 20)"),
     "debug_memory": ("--debug-memory", "SOLITAIRE_DEBUG_MEMORY", _bool,
                      "1: trace memory allocations (tracemalloc; slower, more memory) and "
                      "answer GET /debug/memory with a JSON report of the caches, objects and "

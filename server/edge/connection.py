@@ -4,8 +4,13 @@ asyncio protocol, with each complete message put in an inbox as it arrives.
 websockets' ServerProtocol does the protocol (the handshake, pings, closes, size
 limits, every kind of frame); this module owns the socket: it feeds the protocol what
 arrives, writes what the protocol has to send, runs the HTTP routes, the keepalive
-pings and the timeouts, and hands each complete message to the inbox, which wakes the
-session (server/session.py) that handles it. Only websockets' public API is used.
+pings (visited by the server's one Ticker, server/edge/keepalive.py) and the timeouts,
+and hands each complete message to the inbox, which wakes the session
+(server/session.py) that handles it. Only websockets' public API is used.
+
+A connection past its handshake keeps only what it still needs (its address for the
+limits, its peer for the logs): the handshake's request, response and headers are let go,
+since twenty thousand idle connections hold them all for as long as they last.
 
 The whole, final, masked binary frames that clients send nearly always are cut out of
 the stream here (FrameCutter) instead of going through websockets' parser: to know
@@ -33,6 +38,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from server.edge.admission import Admission
+from server.edge.keepalive import Ticker
 
 log = logging.getLogger(__name__)
 
@@ -215,6 +221,30 @@ class InboxConnection(asyncio.Protocol):
     asyncio transport.
     """
 
+    # Attributes by slot, not in a dict per connection: twenty thousand of them live at once.
+    __slots__ = (
+        "_close_timer",
+        "_cutter",
+        "_drained",
+        "_fragments",
+        "_loop",
+        "_lost",
+        "_lost_waiters",
+        "_ping",
+        "_ping_sent",
+        "_reading_paused",
+        "_request_rcvd",
+        "_writing_paused",
+        "address",
+        "inbox",
+        "latency",
+        "limits",
+        "on_message",
+        "protocol",
+        "server",
+        "transport",
+    )  # fmt: skip
+
     transport: asyncio.Transport
 
     def __init__(self, server: ConnectionServer, *, take_frames: bool = True) -> None:
@@ -224,19 +254,19 @@ class InboxConnection(asyncio.Protocol):
         self.protocol = ServerProtocol(max_size=limits.max_size)
         self.inbox: deque[bytes | str] = deque()
         self.on_message: Callable[[], None] | None = None
-        self.request: Request | None = None
-        self.response: Response | None = None
         self.address = ""  # the client's address as the limits count it (server/edge/admission.py)
         self.latency = 0.0  # round trip of the last keepalive ping answered, seconds
         self._loop = asyncio.get_running_loop()
-        self._request_rcvd: asyncio.Future[None] = self._loop.create_future()
+        # The request, until the handshake ends (then None, and the request gone with it).
+        self._request_rcvd: asyncio.Future[Request] | None = self._loop.create_future()
         self._lost: asyncio.Future[None] = self._loop.create_future()
-        self._fragments: list[Frame] = []
+        self._lost_waiters: list[asyncio.Future[None]] | None = None  # see wait_closed
+        self._fragments: list[Frame] | None = None  # of a fragmented message, while it comes
         self._reading_paused = False
         self._writing_paused = False
         self._drained: asyncio.Future[None] | None = None
-        self._pings: dict[bytes, tuple[asyncio.Future[float], float]] = {}
-        self._keepalive: asyncio.Task[None] | None = None
+        self._ping: bytes | None = None  # the keepalive ping awaiting its pong
+        self._ping_sent = 0.0  # when the last keepalive ping was sent (loop time)
         self._close_timer: asyncio.TimerHandle | None = None
         self._cutter = (
             FrameCutter(self._feed, self._enqueue, limits.max_size) if take_frames else None
@@ -306,9 +336,21 @@ class InboxConnection(asyncio.Protocol):
         self._expect_close()
         await self.wait_closed()
 
-    async def wait_closed(self) -> None:
-        """Returns once the TCP connection is closed."""
-        await asyncio.shield(self._lost)
+    def wait_closed(self) -> Awaitable[None]:
+        """Done once the TCP connection is closed (await it).
+
+        Each wait has a future of its own, so that cancelling it leaves `_lost` alone;
+        asyncio.shield did the same with a dozen objects (closures, cells, contexts) per
+        wait, and every idle connection's session waits here for as long as it lives.
+        A future, not a coroutine: one frame less per idle connection."""
+        waiter: asyncio.Future[None] = self._loop.create_future()
+        if self._lost.done():
+            waiter.set_result(None)
+            return waiter
+        if self._lost_waiters is None:
+            self._lost_waiters = []
+        self._lost_waiters.append(waiter)
+        return waiter
 
     # ------------------------------------------------------------ life
 
@@ -322,12 +364,14 @@ class InboxConnection(asyncio.Protocol):
             except TimeoutError:
                 log.debug("connection %s: no handshake within %gs", self.peer,
                           self.limits.open_timeout)  # fmt: skip
+            self._request_rcvd = None
             if self.protocol.state is not State.OPEN:
                 self.transport.abort()
                 return
             self.server.connections.add(self)
             if self.limits.ping_interval is not None:
-                self._keepalive = self._loop.create_task(self._keep_alive())
+                self._ping_sent = self._loop.time()
+                self.server.keepalive.add(self, self._ping_sent + self.limits.ping_interval)
             try:
                 await handler(self)
             except Exception:
@@ -340,12 +384,27 @@ class InboxConnection(asyncio.Protocol):
         except Exception:
             log.exception("connection %s: failed", self.peer)
             self.transport.abort()
+        finally:
+            self.server.served(self)
 
     async def _handshake(self, routes: Routes) -> None:
-        await asyncio.wait([self._request_rcvd, self._lost], return_when=asyncio.FIRST_COMPLETED)
-        request, protocol = self.request, self.protocol
-        if request is None:  # closed, or not a valid HTTP request (which has been answered)
+        received = self._request_rcvd
+        assert received is not None
+        either: list[asyncio.Future[Any]] = [received, self._lost]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if not received.done():  # closed, or not a valid HTTP request (which has been answered)
             return
+        request = received.result()
+        try:
+            await self._answer(routes, request)
+        finally:
+            # websockets' parser keeps the request for as long as the connection lasts
+            # (a local of its generator): its headers, a dozen containers, are let go.
+            request.headers.clear()
+
+    async def _answer(self, routes: Routes, request: Request) -> None:
+        """Answers the handshake's request: an HTTP route's response, or the upgrade."""
+        protocol = self.protocol
         try:
             response = await routes(self, request)
         except Exception as exc:
@@ -367,7 +426,6 @@ class InboxConnection(asyncio.Protocol):
                 if refusal is not None:
                     response = protocol.reject(refusal.status, refusal.text)
                     response.headers["Retry-After"] = str(refusal.retry_after_s)
-        self.response = response
         if protocol.state is not State.CONNECTING:  # the client left meanwhile
             return
         protocol.send_response(response)
@@ -376,57 +434,46 @@ class InboxConnection(asyncio.Protocol):
             self._expect_close()
             await self.wait_closed()
 
-    async def _keep_alive(self) -> None:
-        """Pings every ping_interval; a ping unanswered for ping_timeout closes with 1011."""
+    def keepalive(self, now: float) -> float | None:
+        """A visit of the server's keepalive Ticker, at loop time `now`: pings every
+        ping_interval (counted from the last ping; the next waits for the pong of the last);
+        a ping unanswered for ping_timeout closes with 1011. Returns when to come back."""
+        if self.protocol.state is not State.OPEN:
+            return None  # closing: the close timer ends it
         limits = self.limits
-        assert limits.ping_interval is not None
-        latency = 0.0
-        try:
-            while True:
-                await asyncio.sleep(limits.ping_interval - latency)
-                if self.protocol.state is not State.OPEN:
-                    return  # closing: the close timer ends it
-                pong = await self._ping()
-                if limits.ping_timeout is None:
-                    continue
-                try:
-                    async with asyncio.timeout(limits.ping_timeout):
-                        latency = await pong
-                except TimeoutError:
-                    if self.protocol.state is State.OPEN:
-                        log.info("connection %s: keepalive ping unanswered for %gs; closed",
-                                 self.peer, limits.ping_timeout)  # fmt: skip
-                        self.protocol.fail(1011, "keepalive ping timeout")
-                        self._send_data()
-                    self._expect_close()
-                    return
-        except Exception:
-            log.exception("connection %s: keepalive failed", self.peer)
-
-    async def _ping(self) -> asyncio.Future[float]:
+        interval, timeout = limits.ping_interval, limits.ping_timeout
+        assert interval is not None
+        if self._ping is not None and timeout is not None:
+            if now < self._ping_sent + timeout:
+                return self._ping_sent + timeout
+            if self._writing_paused:
+                # The ping waits behind data the client has not read yet: its time runs
+                # from when the buffer drains, as websockets' keepalive counts it.
+                return now + timeout
+            log.info("connection %s: keepalive ping unanswered for %gs; closed",
+                     self.peer, timeout)  # fmt: skip
+            self.protocol.fail(1011, "keepalive ping timeout")
+            self._send_data()
+            self._expect_close()
+            return None
+        if now < self._ping_sent + interval:  # the pong came early: ping on time
+            return self._ping_sent + interval
         data = struct.pack("!I", random.getrandbits(32))
-        while data in self._pings:
-            data = struct.pack("!I", random.getrandbits(32))
-        pong: asyncio.Future[float] = self._loop.create_future()
-        self._pings[data] = (pong, self._loop.time())
+        self._ping, self._ping_sent = data, now
         self.protocol.send_ping(data)
         self._send_data()
-        await self._drain()
-        return pong
+        return now + (interval if timeout is None else min(interval, timeout))
 
     def _pong(self, data: bytes) -> None:
-        """A pong answers its ping and every ping sent before it (RFC 6455 5.5.3)."""
-        if data not in self._pings:
-            return  # unsolicited
+        """The pong of the ping awaited (others, unsolicited or late, change nothing)."""
+        if data != self._ping:
+            return
+        self._ping = None
         now = self._loop.time()
-        while self._pings:
-            key, (pong, sent) = next(iter(self._pings.items()))
-            del self._pings[key]
-            if not pong.done():
-                pong.set_result(now - sent)
-            if key == data:
-                self.latency = now - sent
-                return
+        self.latency = now - self._ping_sent
+        interval = self.limits.ping_interval
+        if interval is not None and now >= self._ping_sent + interval:  # answered late
+            self.server.keepalive.add(self, now)
 
     def _expect_close(self) -> None:
         """The TCP connection should close soon: abort it if it has not after close_timeout."""
@@ -453,9 +500,10 @@ class InboxConnection(asyncio.Protocol):
         for event in events:
             if isinstance(event, Frame):
                 self._frame(event)
-            elif isinstance(event, Request) and self.request is None:
-                self.request = event
-                self._request_rcvd.set_result(None)
+            elif isinstance(event, Request):
+                received = self._request_rcvd
+                if received is not None and not received.done():
+                    received.set_result(event)
         return protocol.state is State.OPEN
 
     def _frame(self, frame: Frame) -> None:
@@ -466,6 +514,8 @@ class InboxConnection(asyncio.Protocol):
             return  # pings are answered, closes echoed, by the protocol
         fragments = self._fragments
         if not frame.fin or fragments:
+            if fragments is None:
+                fragments = self._fragments = []
             fragments.append(frame)
             if len(fragments) > self.limits.max_fragments:
                 fragments.clear()
@@ -551,18 +601,17 @@ class InboxConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.protocol.receive_eof()  # idempotent; the state becomes CLOSED
-        if self._keepalive is not None:
-            self._keepalive.cancel()
-            self._keepalive = None
+        self.server.keepalive.discard(self)
         if self._close_timer is not None:
             self._close_timer.cancel()
             self._close_timer = None
-        for pong, _sent in self._pings.values():
-            pong.cancel()
-        self._pings.clear()
         if self.server.admission is not None:
             self.server.admission.closed(self)
         self._lost.set_result(None)
+        for waiter in self._lost_waiters or ():
+            if not waiter.done():  # not cancelled
+                waiter.set_result(None)
+        self._lost_waiters = None
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
 
@@ -611,7 +660,8 @@ class ConnectionServer:
         self.take_frames = take_frames
         self.admission = admission  # None: no limits on connections
         self.connections: set[InboxConnection] = set()  # WebSocket connections past their handshake
-        self._tasks: set[asyncio.Task[None]] = set()
+        self.keepalive = _ticker(limits)  # visits the connections whose ping is due
+        self._tasks: dict[InboxConnection, asyncio.Task[None]] = {}  # their lives, running
         self._server: asyncio.Server | None = None
         self._closing: asyncio.Task[None] | None = None
         self._closed = asyncio.Event()
@@ -633,8 +683,13 @@ class ConnectionServer:
         """A connection was made: its life runs in a task of its own, tracked from here
         on, so that closing the server cannot miss it."""
         task = asyncio.get_running_loop().create_task(connection.serve(self.routes, self.handler))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks[connection] = task
+
+    def served(self, connection: InboxConnection) -> None:
+        """A connection's life is over (the last thing its task does). Said by the task
+        rather than by a done callback, which cost a bound method and a context copy per
+        connection for as long as it lived."""
+        self._tasks.pop(connection, None)
 
     @property
     def sockets(self) -> tuple[Any, ...]:
@@ -658,7 +713,8 @@ class ConnectionServer:
         if self._server is not None:
             await self._server.wait_closed()
         while self._tasks:
-            await asyncio.wait(list(self._tasks))
+            await asyncio.wait(list(self._tasks.values()))
+        self.keepalive.close()
         self._closed.set()
 
     async def wait_closed(self) -> None:
@@ -678,6 +734,13 @@ class ConnectionServer:
     ) -> None:
         self.close()
         await self.wait_closed()
+
+
+def _ticker(limits: Limits) -> Ticker:
+    """The keepalive Ticker for these limits: its resolution a twentieth of the shortest
+    of the two keepalive periods, at most a second (a ping a second late is on time)."""
+    periods = [p for p in (limits.ping_interval, limits.ping_timeout) if p is not None]
+    return Ticker(min([1.0, *(p / 20 for p in periods)]))
 
 
 def serve_connections(

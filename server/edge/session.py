@@ -85,6 +85,7 @@ class Session:
         # Events for this connection that arrive while it handles a request go out after
         # the request's replies, as a client expects (a move's state, then its progress).
         self._held: list[bytes] | None = None
+        self._hello_timer: asyncio.TimerHandle | None = None  # until the hello is answered
 
     def __repr__(self) -> str:
         return f"<Session {self.uid} player={self.player}>"
@@ -97,7 +98,7 @@ class Session:
         ctx.sessions.add(self)
         ctx.metrics.connections.inc()
         ctx.metrics.connections_opened.inc()
-        timer = self._loop.call_later(ctx.config.hello_timeout_s, self._hello_overdue)
+        self._hello_timer = self._loop.call_later(ctx.config.hello_timeout_s, self._hello_overdue)
         ws.on_message = self._wake
         self._wake()  # messages that arrived before this handler ran
         try:
@@ -111,7 +112,7 @@ class Session:
                     self._search.cancel()
                 await asyncio.wait([worker])
         finally:
-            timer.cancel()
+            self._stop_hello_timer()
             ws.on_message = None
             ws.inbox.clear()
             ctx.hub.remove(self)
@@ -146,6 +147,8 @@ class Session:
                     await self._dispatch(request)
                 else:
                     self.welcomed = await self._dispatch(request, greeting=True)
+                    if self.welcomed:
+                        self._stop_hello_timer()
         except (ConnectionClosed, _Closed):
             ws.inbox.clear()
         finally:
@@ -172,7 +175,15 @@ class Session:
         if not search.cancelled():
             search.result()  # ConnectionClosed, as from any request
 
+    def _stop_hello_timer(self) -> None:
+        """Its time is over once the hello is answered (an idle player would otherwise
+        hold the timer for hello_timeout_s after greeting)."""
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+            self._hello_timer = None
+
     def _hello_overdue(self) -> None:
+        self._hello_timer = None
         if not self.welcomed:
             self._refused = True
             self.ctx.spawn(self.close(p.CLOSE_POLICY, "no hello in time"))

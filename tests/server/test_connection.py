@@ -462,3 +462,33 @@ async def test_keepalive_closes_a_client_that_never_answers_pings_1011():
                 assert answering.state is OPEN and kept.latency > 0
         finally:
             await silent.close()
+
+
+async def test_the_server_closes_a_player_who_stops_answering_pings_and_keeps_one_who_does(
+    servers,
+):
+    """The real server with pings every 0.2 s (--ping-interval-s, --ping-timeout-s): a
+    greeted player whose client stops answering pings is closed with 1011; one whose client
+    answers them stays, through many more pings than it takes to close the other."""
+    server = servers.start(env={"SOLITAIRE_PING_INTERVAL_S": "0.2",
+                                "SOLITAIRE_PING_TIMEOUT_S": "1"})  # fmt: skip
+    silent = await RawClient.greeted(server.ws_url, "silent")  # then reads, never answers
+    try:
+        async with Client.connect(server.ws_url, ping_interval=None) as answering:  # it pongs
+            await answering.hello("answering")
+            data = b""
+            while chunk := await asyncio.wait_for(silent.reader.read(65536), 30):
+                data += chunk
+            silent.protocol.receive_data(data)
+            frames = silent.protocol.events_received()
+            pings = [f for f in frames if f.opcode is Opcode.PING]
+            assert len(pings) >= 1 and frames[-1].opcode is Opcode.CLOSE
+            close = Close.parse(frames[-1].data)
+            assert (close.code, close.reason) == (1011, "keepalive ping timeout")
+            # Ten more pings' time: the answering player is still there and served.
+            await asyncio.sleep(2.0)
+            reply = await answering.request({"t": "get", "gid": "r.AAAAAA.none"})
+            assert reply["t"] == "error" and reply["code"] == "not_found"
+            assert not answering.closed
+    finally:
+        await silent.close()
