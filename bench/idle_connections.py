@@ -14,7 +14,7 @@ with a hello, and held:
   (after a full collection, from GET /debug/memory), and the types that grew most. Every
   container is one more object for each full collection to walk.
 
-Target (issue 26): under 10 KB per idle connection at 20,000.
+Target: under 10 KB per idle connection at 20,000.
 """
 
 from __future__ import annotations
