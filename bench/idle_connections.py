@@ -64,9 +64,10 @@ class Idle:
 
 
 @contextlib.asynccontextmanager
-async def held(server: RaceServer, count: int) -> AsyncIterator[None]:
-    """`count` greeted connections to `server`, held by helper processes while inside."""
-    url = server.url
+async def held(server: RaceServer, count: int, url: str | None = None) -> AsyncIterator[None]:
+    """`count` greeted connections to `server` (through `url`, a balancer in front of it,
+    if given), held by helper processes while inside."""
+    url = url or server.url
     helpers = []
     try:
         # One helper after another: all at once, a thousand handshakes queue behind
