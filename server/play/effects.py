@@ -86,7 +86,6 @@ class Applier:
             )
         return out
 
-    @staticmethod
-    def payload(events: list[Event]) -> bytes:
-        """The events as the store relays them to the other instances."""
-        return encode_events(events)
+    # The events as the store relays them to the other instances (bytes). The encoder
+    # itself rather than a method calling it: one call less per move.
+    payload = staticmethod(encode_events)

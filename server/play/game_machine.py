@@ -172,20 +172,19 @@ class LiveGame:
         )
 
 
-def seat_seen(live: LiveGame, view: msgspec.Raw, now_ms: int) -> SeatSeen:
+def seat_seen(live: LiveGame, state: p.State) -> SeatSeen:
     """A race seat's board for its race's spectators (server/play/spectator_boards.py):
-    `view`, its public view as encoded for its own `state`, and the cards never shown."""
-    rec = live.record
-    outcome = rec.outcome
+    its `state` (just made of `live`), and the cards never shown. Read off the state rather
+    than worked out again: the move path makes one per move."""
     return SeatSeen(
-        rec.player,
-        live.base + len(live.tail),
-        view,
-        rec.score,
-        outcome is not None and outcome.won,
-        outcome is not None and outcome.over,
-        outcome is not None,
-        elapsed_ms(rec, now_ms),
+        live.record.player,
+        state.n,
+        state.view,
+        state.score,
+        state.won,
+        state.over,
+        state.finished,
+        state.elapsed_ms,
         live.game.unseen(),
     )
 

@@ -219,14 +219,14 @@ class Moves:
         after = decision.after
         record = after.record
         state = after.state(now)
-        says = [Say(ToPlayers((who.player,), True), [state])]
+        says = [Say(ToPlayers([who.player], True), [state])]
         # An asynchronous race has no seats to tell (nor spectators while it is open): its
         # seats see each other as ghosts, scheduled from the stored moves
         # (server/play/ghosts.py).
         if seats:
             # The race's spectators hear the progress too, and the seat's board, which is
             # decided fair where they are (server/play/spectator_boards.py).
-            board = ToSpectators(record.race, None, [seat_seen(after, state.view, now)])
+            board = ToSpectators(record.race, None, [seat_seen(after, state)])
             says.append(Say(ToPlayers(seats), [after.progress(now)], board))
         events = self.applier.events(says, who.uid)
         return _MovePlan(self, after, move, expect_ver, decision.snapshot, state, re, events, now)
