@@ -18,7 +18,7 @@ import engine
 import protocol as p
 from server.config import Config
 from server.domain.kinds import GameKind
-from server.domain.outcome import RESIGNED, TIMED_OUT, Outcome
+from server.domain.outcome import RESIGNED, STUCK, TIMED_OUT, WON, Outcome
 from server.domain.records import GameRecord
 from server.play import snapshots
 from server.store.events import SeatSeen
@@ -233,7 +233,8 @@ class Applied(NamedTuple):
 def _after(rec: GameRecord, game: engine.Game, end_ms: int, end_us: int, n: int) -> GameRecord:
     """The record of a game whose position is now `game` (after `n` moves), at the next
     version: a game over has finished at `end_ms` (`end_us`)."""
-    outcome = Outcome.of_position(bool(game.won), bool(game.over))
+    # Outcome.of_position, inline: once per move.
+    outcome = WON if game.won else STUCK if game.over else None
     over = outcome is not None
     return rec.evolve(
         score=int(game.score),
@@ -248,7 +249,7 @@ def _after(rec: GameRecord, game: engine.Game, end_ms: int, end_us: int, n: int)
 
 def _check_open(rec: GameRecord, now_ms: int) -> None:
     """Refuses when the game takes neither a move nor a resignation at `now_ms`."""
-    if rec.finished:
+    if rec.outcome is not None:  # finished
         raise p.Refused(p.ILLEGAL_MOVE, "this game is finished")
     if not rec.started_at_ms or now_ms < rec.started_at_ms:
         raise p.Refused(p.ILLEGAL_MOVE, "the race has not started")
