@@ -99,7 +99,7 @@ class GameRecord:
         """The stored fields to write for a move or resignation that led to this record.
         Until a game finishes, a move changes only its score, move count and version: the
         other changing fields are still false or zero."""
-        if self.finished:
+        if self.outcome is not None:  # finished (the property costs the move path a call)
             return self.changing_fields()
         return {"score": str(self.score), "moves": str(self.moves), "ver": str(self.ver)}
 

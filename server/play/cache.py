@@ -60,7 +60,7 @@ class LiveGames:
         if live is None:
             self._items.pop(gid)
             return None
-        self._keep(live)
+        self.adopt(live)
         return live
 
     async def load(self, gid: str, *, keep_last: bool = False) -> LiveGame | None:
@@ -80,16 +80,14 @@ class LiveGames:
 
     def adopt(self, live: LiveGame) -> None:
         """Cache `live`, a game as the store now has it."""
-        self._keep(live)
-
-    def _keep(self, live: LiveGame) -> None:
         # A finished game takes no more moves: kept, it would only fill the cache (a soak
         # of an hour grew it by ~800 games, about 5 KB each, never to be played again).
         # Whatever still reads it (a last `get`, an undo of a practice game) loads it.
-        if live.record.finished:
-            self._items.pop(live.record.gid)
+        record = live.record
+        if record.outcome is not None:  # finished
+            self._items.pop(record.gid)
         else:
-            self._items.put(live.record.gid, live)
+            self._items.put(record.gid, live)
 
     def peek(self, gid: str) -> LiveGame | None:
         """The cached game as it is, without asking the store; None if not cached."""

@@ -18,7 +18,7 @@ import engine
 import protocol as p
 from server.config import Config
 from server.domain.kinds import GameKind
-from server.domain.outcome import RESIGNED, TIMED_OUT, Outcome
+from server.domain.outcome import RESIGNED, STUCK, TIMED_OUT, WON, Outcome
 from server.domain.records import GameRecord
 from server.play import snapshots
 from server.store.events import SeatSeen
@@ -172,20 +172,19 @@ class LiveGame:
         )
 
 
-def seat_seen(live: LiveGame, view: msgspec.Raw, now_ms: int) -> SeatSeen:
+def seat_seen(live: LiveGame, state: p.State) -> SeatSeen:
     """A race seat's board for its race's spectators (server/play/spectator_boards.py):
-    `view`, its public view as encoded for its own `state`, and the cards never shown."""
-    rec = live.record
-    outcome = rec.outcome
+    its `state` (just made of `live`), and the cards never shown. Read off the state rather
+    than worked out again: the move path makes one per move."""
     return SeatSeen(
-        rec.player,
-        live.base + len(live.tail),
-        view,
-        rec.score,
-        outcome is not None and outcome.won,
-        outcome is not None and outcome.over,
-        outcome is not None,
-        elapsed_ms(rec, now_ms),
+        live.record.player,
+        state.n,
+        state.view,
+        state.score,
+        state.won,
+        state.over,
+        state.finished,
+        state.elapsed_ms,
         live.game.unseen(),
     )
 
@@ -234,7 +233,8 @@ class Applied(NamedTuple):
 def _after(rec: GameRecord, game: engine.Game, end_ms: int, end_us: int, n: int) -> GameRecord:
     """The record of a game whose position is now `game` (after `n` moves), at the next
     version: a game over has finished at `end_ms` (`end_us`)."""
-    outcome = Outcome.of_position(bool(game.won), bool(game.over))
+    # Outcome.of_position, inline: once per move.
+    outcome = WON if game.won else STUCK if game.over else None
     over = outcome is not None
     return rec.evolve(
         score=int(game.score),
@@ -249,7 +249,7 @@ def _after(rec: GameRecord, game: engine.Game, end_ms: int, end_us: int, n: int)
 
 def _check_open(rec: GameRecord, now_ms: int) -> None:
     """Refuses when the game takes neither a move nor a resignation at `now_ms`."""
-    if rec.finished:
+    if rec.outcome is not None:  # finished
         raise p.Refused(p.ILLEGAL_MOVE, "this game is finished")
     if not rec.started_at_ms or now_ms < rec.started_at_ms:
         raise p.Refused(p.ILLEGAL_MOVE, "the race has not started")

@@ -25,7 +25,7 @@ from server.domain.kinds import GameKind
 from server.domain.records import GameRecord
 from server.metrics import Metrics
 from server.play.cache import LiveGames
-from server.play.effects import Applier, Say, ToPlayers, ToSpectators
+from server.play.effects import Applier, ToSpectators
 from server.play.game_machine import (
     GameRules,
     LiveGame,
@@ -219,16 +219,17 @@ class Moves:
         after = decision.after
         record = after.record
         state = after.state(now)
-        says = [Say(ToPlayers((who.player,), True), [state])]
+        # One message for each audience: the applier's events made one by one (Applier.event).
+        event = self.applier.event
+        events = [event([who.player], state, who.uid)]
         # An asynchronous race has no seats to tell (nor spectators while it is open): its
         # seats see each other as ghosts, scheduled from the stored moves
         # (server/play/ghosts.py).
         if seats:
             # The race's spectators hear the progress too, and the seat's board, which is
             # decided fair where they are (server/play/spectator_boards.py).
-            board = ToSpectators(record.race, None, [seat_seen(after, state.view, now)])
-            says.append(Say(ToPlayers(seats), [after.progress(now)], board))
-        events = self.applier.events(says, who.uid)
+            board = ToSpectators(record.race, None, [seat_seen(after, state)])
+            events.append(event(seats, after.progress(now), "", board))
         return _MovePlan(self, after, move, expect_ver, decision.snapshot, state, re, events, now)
 
     async def _closing(self, race: str, refusal: BaseException) -> Steps[p.State]:

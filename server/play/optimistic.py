@@ -26,7 +26,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from types import CoroutineType
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar
 
 import protocol as p
 from server.domain.changes import Written
@@ -74,10 +74,6 @@ class Steps(Protocol[T_co]):
 _AWAITABLES = (CoroutineType, asyncio.Future)
 
 
-def _awaitable(value: object) -> bool:
-    return isinstance(value, _AWAITABLES)
-
-
 async def answer(value: T) -> T:
     return value
 
@@ -117,19 +113,23 @@ class Optimistic:
         may return its plan at once (the move path, when it need not wait) or an awaitable
         of it."""
         bound = self.retries if retries is None else retries
+        # isinstance with the tuple inline and `reply` typed Any rather than cast(): the
+        # move path runs this loop once per move, and each helper call costs it.
+        awaitables = _AWAITABLES
+        reply: Any
         for n in range(bound):
             got: Any = attempt(*args)
-            plan: Steps[T] = await got if _awaitable(got) else got
+            plan: Steps[T] = await got if isinstance(got, awaitables) else got
             write = plan.write
             if write is None:
                 reply = plan.then()
-                return await cast(Awaitable[T], reply) if _awaitable(reply) else cast(T, reply)
+                return await reply if isinstance(reply, awaitables) else reply  # type: ignore[no-any-return]
             if self._interpose is not None:
                 await self._interpose(what, n)
             written = await write()
             if written is Written.APPLIED:
                 reply = plan.then()
-                return await cast(Awaitable[T], reply) if _awaitable(reply) else cast(T, reply)
+                return await reply if isinstance(reply, awaitables) else reply  # type: ignore[no-any-return]
             if written is Written.MISSING:
                 if plan.missing is not None:
                     return plan.missing()

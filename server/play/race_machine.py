@@ -377,10 +377,7 @@ class RaceMachine:
     @staticmethod
     def seen(boards: list[LiveGame], now_ms: int) -> list[SeatSeen]:
         """The seats' boards as their spectators' boards are decided from them."""
-        return [
-            seat_seen(live, msgspec.Raw(p.encode_value(live.game.view())), now_ms)
-            for live in boards
-        ]
+        return [seat_seen(live, live.state(now_ms)) for live in boards]
 
     def _lobby_say(self, lobby: p.Lobby, to: list[str], but_asker: bool = True) -> Say:
         """The lobby for `to` (but the asker, who has it as the reply), and for the race's
@@ -472,7 +469,7 @@ class RaceMachine:
             for pl, st in states.items()
         ]
         # Its spectators hear the start once, with every seat's board as dealt.
-        boards = [seat_seen(live, states[live.record.player].view, now_ms) for live in seats]
+        boards = [seat_seen(live, states[live.record.player]) for live in seats]
         seen = ToSpectators(race.code, seats=self.players(), boards=boards)
         says.append(Say(ToPlayers([]), [start], seen))
         change = RaceChange(

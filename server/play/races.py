@@ -95,9 +95,10 @@ class Races:
                 window_s=(msg.window_s or self.config.async_window_s) if msg.async_ else None,
             )
 
-        await self.stores.queue.drop(who.player)  # seated now: no longer waiting for a quick race
         for _ in range(RETRIES):
-            opened = await self._open(who, new_code(self.rules.code_length), make)
+            # Seated now: no longer waiting for a quick race (out of the queue in the same
+            # round trip as the seat's listing: one less per race on the create path).
+            opened = await self._open(who, new_code(self.rules.code_length), make, unqueue=True)
             if opened is not None:
                 break
         else:
@@ -523,11 +524,13 @@ class Races:
         who: Who,
         code: str,
         make: Callable[[str], tuple[RaceMachine, Transition]],
+        unqueue: bool = False,
     ) -> tuple[RaceMachine, list[Event], Transition] | None:
         """Store the new race that `make` decides under `code` (given the instances where
-        its host `who` is connected, this one first); None if the code is taken."""
+        its host `who` is connected, this one first); None if the code is taken. With
+        `unqueue`, the host leaves the quick-race queue."""
         gid = race_gid(code, who.player)
-        instances = await self._seat(who.player, gid)
+        instances = await self._seat(who.player, gid, unqueue)
         machine, step = make(code)
         assert step.change is not None
         events = self._route(step, who.uid, [self.stores.instance, *instances])
@@ -563,11 +566,12 @@ class Races:
         self._remember_lobby(race)
         return step.replies
 
-    async def _seat(self, player: str, gid: str) -> list[str]:
+    async def _seat(self, player: str, gid: str, unqueue: bool = False) -> list[str]:
         """List a seat's game among the player's games (the store, before the seat is
-        written); a player who starts a game is kept (their keys no longer expire). The
-        other instances where they are connected."""
-        listed = await self.stores.players.seat_player(player, gid)
+        written; with `unqueue`, out of the quick-race queue too); a player who starts a
+        game is kept (their keys no longer expire). The other instances where they are
+        connected."""
+        listed = await self.stores.players.seat_player(player, gid, unqueue=unqueue)
         await self.stores.players.keep_player(player, listed.meta_ttl_ms)
         return listed.instances
 

@@ -182,16 +182,19 @@ class PlayerRepo(Repo):
     async def player_games(self, player: str) -> list[str]:
         return sorted(await self.redis.smembers(self.keys.player_games(player)))
 
-    async def seat_player(self, player: str, gid: str) -> SeatListed:
+    async def seat_player(self, player: str, gid: str, *, unqueue: bool = False) -> SeatListed:
         """Lists a seat's game among the player's games, before the seat itself is written
         (a crash in between must not hide the seat): the other instances where the player
         is connected (the race's events must reach them too), and the player's meta's PTTL
-        (for keep_player)."""
+        (for keep_player). With `unqueue`, the player's quick-race queue entry goes too, in
+        the same round trip (a round trip costs the server more CPU than the commands)."""
         pipe = self.redis.pipeline(transaction=False)
         pipe.sadd(self.keys.player_games(player), gid)
         pipe.smembers(self.keys.player_interest(player))
         pipe.pttl(self.keys.player_meta(player))
-        _, instances, meta_ttl_ms = await pipe.execute()
+        if unqueue:
+            pipe.hdel(self.keys.queue_entries(), player)
+        _, instances, meta_ttl_ms, *_ = await pipe.execute()
         return SeatListed(sorted(set(instances) - {self.instance}), int(meta_ttl_ms))
 
     async def add_challenge(self, player: str, code: str, created_ms: int, ttl_s: int) -> None:
