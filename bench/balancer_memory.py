@@ -30,8 +30,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.idle_connections import held, started
-from bench.race_server import free_port, rss_kb, run_on_redis, wait_port
+from bench.race_server import (
+    free_port,
+    idle_players,
+    rss_kb,
+    run_on_redis,
+    running_race_server,
+    wait_port,
+)
 
 SETTLE_S = 1.0
 
@@ -60,7 +66,7 @@ async def run(args: argparse.Namespace, redis_url: str) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="bench-balancer-") as d:
         tmp = Path(d)
-        async with started(tmp, "solitaire-server", redis_url, None, {}) as server:
+        async with running_race_server(redis_url) as server:
             port = free_port()
             cfg = tmp / "haproxy.cfg"
             cfg.write_text(CONFIG.format(maxconn=args.idle + 100, port=port,
@@ -73,7 +79,7 @@ async def run(args: argparse.Namespace, redis_url: str) -> int:
                 await asyncio.sleep(SETTLE_S)
                 lb_before, server_before = rss_kb(balancer.pid), rss_kb(server.proc.pid)
                 url = f"ws://127.0.0.1:{port}/ws"
-                async with held(server, args.idle, url=url):
+                async with idle_players(url, args.idle, log=server.log):
                     lb_kb = (rss_kb(balancer.pid) - lb_before) / args.idle
                     server_kb = (rss_kb(server.proc.pid) - server_before) / args.idle
             finally:

@@ -596,6 +596,7 @@ def summary(run: Run, args: argparse.Namespace) -> list[str]:
                    f"of a core ({per_core:.0f} players per core of server CPU), "
                    f"{held.server_rss_kb / 1024:.0f} MB resident ({per_gb:.0f} players per GB); "
                    f"bots {100 * held.bots_cpu:.0f} % of a core")  # fmt: skip
+    if held is not None and run.kind == "race":
         moves = held.rate * held.seconds
         out.append(f"    a move cost the server {1e6 * held.server_cpu / held.rate:.0f} us of CPU "
                    f"and the store {1e6 * held.store_cpu / held.rate:.0f} us, with "

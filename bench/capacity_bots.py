@@ -315,12 +315,7 @@ async def race(
         outcomes = await asyncio.gather(
             *(finish(p, f"r.{code}.{p.id}", moves, rng) for p in players), return_exceptions=True
         )
-        faults = [o for o in outcomes if isinstance(o, BaseException)]
-        for fault in faults[1:]:
-            if isinstance(fault, Fault):
-                bots.fault(fault)
-        if faults:
-            raise faults[0]
+        raise_first_fault(bots, outcomes)
         if bots.stopping:
             return
         try:
@@ -363,6 +358,12 @@ async def deal(
     outcomes = await asyncio.gather(
         *(p.play(f"{games}", moves, rng) for p in players), return_exceptions=True
     )
+    raise_first_fault(bots, outcomes)
+
+
+def raise_first_fault(bots: Bots, outcomes: list[Any]) -> None:
+    """Of the seats' outcomes (gathered with return_exceptions), the first failure is
+    raised; the faults after it are counted, so that none goes unreported."""
     faults = [o for o in outcomes if isinstance(o, BaseException)]
     for fault in faults[1:]:
         if isinstance(fault, Fault):

@@ -21,34 +21,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import math
 import os
 import sys
-import tempfile
-import time
 import urllib.request
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.race_server import (
-    ROOT,
     RaceServer,
-    bench_module,
-    drop_namespace,
+    idle_players,
     raise_open_files,
     rss_kb,
     run_on_redis,
-    start_race_server,
-    wait_healthy,
+    running_race_server,
     worker_pids,
 )
 
 TARGET_KB = 10  # per idle greeted player, at 20,000 of them
-PER_HELPER = 5000  # connections one helper process opens and holds
 SHOWN_TYPES = 8  # types listed of the containers' growth
 
 
@@ -63,40 +55,6 @@ class Idle:
     by_type: dict[str, float] = field(default_factory=dict)  # the largest growths, per connection
 
 
-@contextlib.asynccontextmanager
-async def held(server: RaceServer, count: int, url: str | None = None) -> AsyncIterator[None]:
-    """`count` greeted connections to `server` (through `url`, a balancer in front of it,
-    if given), held by helper processes while inside."""
-    url = url or server.url
-    helpers = []
-    try:
-        # One helper after another: all at once, a thousand handshakes queue behind
-        # thousands of first hellos on a loaded machine, past the server's open timeout.
-        for first in range(0, count, PER_HELPER):
-            n = min(PER_HELPER, count - first)
-            h = await asyncio.create_subprocess_exec(
-                *bench_module("bench.server", "--hold-idle", url, str(n), str(first)),
-                "--hello",
-                cwd=ROOT,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-            )
-            helpers.append(h)
-            assert h.stdout is not None
-            if (await h.stdout.readline()).strip() != b"ready":
-                tail = "".join(server.log.read_text().splitlines(keepends=True)[-15:])
-                raise RuntimeError(f"a helper failed (exit code {await h.wait()}); "
-                                   f"the server's log ends:\n{tail}")  # fmt: skip
-        await asyncio.sleep(1.0)  # the last hellos' replies written, the loop settled
-        yield
-    finally:
-        for h in helpers:
-            assert h.stdin is not None
-            h.stdin.close()
-        for h in helpers:
-            await h.wait()
-
-
 def memory_report(server: RaceServer, baseline: bool = False) -> dict[str, Any]:
     query = "?baseline=1" if baseline else ""
     with urllib.request.urlopen(server.page(f"/debug/memory{query}"), timeout=600) as reply:
@@ -104,49 +62,26 @@ def memory_report(server: RaceServer, baseline: bool = False) -> dict[str, Any]:
         return report
 
 
-@contextlib.asynccontextmanager
-async def started(
-    tmp: Path,
-    name: str,
-    redis_url: str,
-    exe: Path | None,
-    settings: dict[str, str],
-    workers: int = 1,
-) -> AsyncIterator[RaceServer]:
-    server = start_race_server(tmp, name, "", redis_url, exe, workers, settings)
-    try:
-        await asyncio.to_thread(wait_healthy, server, 60)
-        deadline = time.monotonic() + 60
-        while workers > 1 and server.log.read_text().count(" listening ") < workers:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the {workers} workers did not start; see {server.log}")
-            await asyncio.sleep(0.1)
-        yield server
-    finally:
-        try:
-            await asyncio.to_thread(server.stop)
-        finally:
-            await drop_namespace(redis_url, server.namespace)
-
-
 async def measure(
-    tmp: Path, name: str, exe: Path | None, redis_url: str, count: int, one_process: int
+    name: str, exe: Path | None, redis_url: str, count: int, one_process: int
 ) -> Idle:
     """Bytes at `count` connections (on as many worker processes as it takes to hold them,
     their memory summed); containers at up to `one_process` (one process's report)."""
     out = Idle(name)
     workers = math.ceil(count / one_process)
-    async with started(tmp, name, redis_url, exe, {}, workers) as server:
+    async with running_race_server(redis_url, {}, exe, workers, name) as server:
         await asyncio.sleep(0.5)
         pids = worker_pids(server.proc.pid) if workers > 1 else [server.proc.pid]
         before = sum(rss_kb(pid) for pid in pids)
-        async with held(server, count):
+        async with idle_players(server.url, count, log=server.log):
             out.kb = (sum(rss_kb(pid) for pid in pids) - before) / count
     count = min(count, one_process)
     out.counted = count
-    async with started(tmp, name, redis_url, exe, {"SOLITAIRE_DEBUG_MEMORY": "1"}) as server:
+    async with running_race_server(
+        redis_url, {"SOLITAIRE_DEBUG_MEMORY": "1"}, exe, name=name
+    ) as server:
         first = await asyncio.to_thread(memory_report, server, True)
-        async with held(server, count):
+        async with idle_players(server.url, count, log=server.log):
             last = await asyncio.to_thread(memory_report, server)
         out.containers = (last["objects"] - first["objects"]) / count
         grown = last.get("growth_by_type", {})
@@ -160,13 +95,10 @@ async def run(args: argparse.Namespace, redis_url: str) -> int:
     if args.baseline_server is not None:
         builds.append(("baseline", args.baseline_server))
     results = []
-    with tempfile.TemporaryDirectory(prefix="bench-idle-") as d:
-        for name, exe in builds:
-            print(f"  {name}: {args.idle} idle players (load average "
-                  f"{os.getloadavg()[0]:.2f})", flush=True)  # fmt: skip
-            results.append(
-                await measure(Path(d), name, exe, redis_url, args.idle, args.one_process)
-            )
+    for name, exe in builds:
+        print(f"  {name}: {args.idle} idle players (load average "
+              f"{os.getloadavg()[0]:.2f})", flush=True)  # fmt: skip
+        results.append(await measure(name, exe, redis_url, args.idle, args.one_process))
     print(f"\n{'server':<14}{'KB/conn':>9}{'containers/conn':>17}  largest growths per connection")
     for r in results:
         types = ", ".join(f"{t} {n:.1f}" for t, n in r.by_type.items())

@@ -225,20 +225,69 @@ def run_on_redis(
 
 @contextlib.asynccontextmanager
 async def running_race_server(
-    redis_url: str, settings: dict[str, str] | None = None
+    redis_url: str,
+    settings: dict[str, str] | None = None,
+    exe: Path | None = None,
+    workers: int = 1,
+    name: str = "solitaire-server",
 ) -> AsyncIterator[RaceServer]:
-    """A race server (start_race_server) that answers /healthz, stopped and its namespace
-    dropped on the way out."""
+    """A race server (start_race_server) that answers /healthz, with all its `workers`
+    listening, stopped and its namespace dropped on the way out."""
     with tempfile.TemporaryDirectory(prefix="bench-server-") as tmp:
-        server = start_race_server(Path(tmp), "solitaire-server", "", redis_url, settings=settings)
+        server = start_race_server(Path(tmp), name, "", redis_url, exe, workers, settings)
         try:
-            await asyncio.to_thread(wait_healthy, server)
+            await asyncio.to_thread(wait_healthy, server, 60)
+            deadline = time.monotonic() + 60
+            while workers > 1 and server.log.read_text().count(" listening ") < workers:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the {workers} workers did not start; see {server.log}")
+                await asyncio.sleep(0.1)
             yield server
         finally:
             try:
                 await asyncio.to_thread(server.stop)
             finally:
                 await drop_namespace(redis_url, server.namespace)
+
+
+IDLE_PER_HELPER = 5000  # idle connections one helper process opens and holds
+
+
+@contextlib.asynccontextmanager
+async def idle_players(
+    url: str, count: int, hello: bool = True, log: Path | None = None
+) -> AsyncIterator[None]:
+    """`count` idle connections to `url` (greeted as players with a hello if `hello`), held
+    by helper processes (bench/server.py's --hold-idle) while inside; `log` is the server's,
+    whose end is shown if a helper fails."""
+    helpers = []
+    try:
+        # One helper after another: all at once, a thousand handshakes queue behind
+        # thousands of first hellos on a loaded machine, past the server's open timeout.
+        for first in range(0, count, IDLE_PER_HELPER):
+            n = min(IDLE_PER_HELPER, count - first)
+            h = await asyncio.create_subprocess_exec(
+                *bench_module("bench.server", "--hold-idle", url, str(n), str(first)),
+                *(["--hello"] if hello else []),
+                cwd=ROOT,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+            )
+            helpers.append(h)
+            assert h.stdout is not None
+            if (await h.stdout.readline()).strip() != b"ready":
+                tail = "".join(log.read_text().splitlines(keepends=True)[-15:]) if log else ""
+                code = await h.wait()
+                raise RuntimeError(f"an idle-connection helper failed (exit code {code}); "
+                                   f"the server's log ends:\n{tail}")  # fmt: skip
+        await asyncio.sleep(1.0)  # the last hellos' replies written, the loop settled
+        yield
+    finally:
+        for h in helpers:
+            assert h.stdin is not None
+            h.stdin.close()
+        for h in helpers:
+            await h.wait()
 
 
 def wait_healthy(server: RaceServer, timeout: float = 30) -> None:

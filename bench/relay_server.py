@@ -109,9 +109,23 @@ class Appends:
                     fut.set_result(None)
 
 
+async def serve_until_sigterm(handler: Any, port: int, **options: Any) -> None:
+    """A baseline server (this relay, bench/server.py's echoes): websockets' server with
+    `handler` on 127.0.0.1:`port`, frames up to 16 KB, no compression, until SIGTERM; it
+    says "ready" on its standard output once it listens."""
+    from websockets.asyncio.server import serve
+
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024,
+                     **options):  # fmt: skip
+        print("ready", flush=True)
+        await stop.wait()
+
+
 def run_relay_server(port: int, redis_url: str, prefix: str) -> None:
     import redis.asyncio as aioredis
-    from websockets.asyncio.server import ServerConnection, broadcast, serve
+    from websockets.asyncio.server import ServerConnection, broadcast
 
     decode = msgspec.msgpack.Decoder(Frame).decode
     encode = msgspec.msgpack.Encoder().encode
@@ -156,13 +170,7 @@ def run_relay_server(port: int, redis_url: str, prefix: str) -> None:
                         tables.pop(table, None)
 
         writer = asyncio.create_task(appends.write(redis))
-        stop = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        async with serve(
-            handler, "127.0.0.1", port, compression=None, max_size=16 * 1024, close_timeout=2
-        ):
-            print("ready", flush=True)
-            await stop.wait()
+        await serve_until_sigterm(handler, port, close_timeout=2)
         writer.cancel()
         await redis.aclose()
 

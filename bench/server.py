@@ -96,6 +96,7 @@ from bench import async_races
 from bench.figures import percentile
 from bench.lean_client import LeanClient
 from bench.race_server import (
+    IDLE_PER_HELPER,
     ROOT,
     BaselineServer,
     RaceServer,
@@ -104,6 +105,7 @@ from bench.race_server import (
     drop_keys,
     drop_namespace,
     free_port,
+    idle_players,
     list_lengths,
     raise_open_files,
     rss_kb,
@@ -113,6 +115,7 @@ from bench.race_server import (
     wait_port,
     worker_pids,
 )
+from bench.relay_server import serve_until_sigterm
 from engine.solve.bot import choose_move
 from server import collector
 from server.config import DEFAULT
@@ -143,8 +146,6 @@ read_reply = msgspec.msgpack.Decoder(Reply).decode
 
 
 def run_echo_server(port: int) -> None:
-    from websockets.asyncio.server import serve
-
     decoder = msgspec.msgpack.Decoder()
     encoder = msgspec.msgpack.Encoder()
 
@@ -158,13 +159,8 @@ def run_echo_server(port: int) -> None:
         # The race server's collector schedule (server/collector.py), so that both servers run
         # alike (a bench run is too short for the server's timed full collections).
         collector.schedule(DEFAULT.gc_young_threshold)
-        stop = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         # reuse_port: the idle phase may run several on one port (see idle_processes).
-        async with serve(handler, "127.0.0.1", port, compression=None, max_size=16 * 1024,
-                         reuse_port=True):  # fmt: skip
-            print("ready", flush=True)
-            await stop.wait()
+        await serve_until_sigterm(handler, port, reuse_port=True)
 
     asyncio.run(main())
 
@@ -174,7 +170,6 @@ def run_durable_echo_server(port: int, redis_url: str, key: str) -> None:
     appends of one loop turn go in one pipeline (one round trip), as the race server's
     group commit sends the moves of a turn in one script call."""
     import redis.asyncio as aioredis
-    from websockets.asyncio.server import serve
 
     decoder = msgspec.msgpack.Decoder()
     encoder = msgspec.msgpack.Encoder()
@@ -210,14 +205,8 @@ def run_durable_echo_server(port: int, redis_url: str, key: str) -> None:
                 await ws.send(encoder.encode(msg))
 
         task = asyncio.create_task(writer())
-        stop = asyncio.Event()
-        loop.add_signal_handler(signal.SIGTERM, stop.set)
         # Its bots are long gone when it is stopped: no need to wait long for their closes.
-        async with serve(
-            handler, "127.0.0.1", port, compression=None, max_size=16 * 1024, close_timeout=2
-        ):
-            print("ready", flush=True)
-            await stop.wait()
+        await serve_until_sigterm(handler, port, close_timeout=2)
         task.cancel()
         await redis.aclose()
 
@@ -544,9 +533,6 @@ async def drive(
     return load, seconds, server1 - server0
 
 
-IDLE_PER_HELPER = 5000  # idle connections one helper process opens and holds
-
-
 def hold_idle(url: str, count: int, first: int, hello: bool) -> None:
     """A helper process of the idle phase: opens `count` connections (greeted as players
     idle{first}, idle{first + 1}, ... with `hello`), says "ready" and holds them until its
@@ -583,31 +569,8 @@ async def idle_connections(url: str, count: int, pids: list[int], hello: bool) -
     """Growth of the servers' resident memory (summed over `pids`) per idle connection, KB."""
     await asyncio.sleep(0.5)
     before = sum(rss_kb(pid) for pid in pids)
-    helpers = []
-    try:
-        for first in range(0, count, IDLE_PER_HELPER):
-            n = min(IDLE_PER_HELPER, count - first)
-            helpers.append(
-                await asyncio.create_subprocess_exec(
-                    *bench_module("bench.server", "--hold-idle", url, str(n), str(first)),
-                    *(["--hello"] if hello else []),
-                    cwd=ROOT,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                )
-            )
-        for h in helpers:
-            assert h.stdout is not None
-            if (await h.stdout.readline()).strip() != b"ready":
-                raise RuntimeError(f"an idle-phase helper failed (exit code {await h.wait()})")
-        await asyncio.sleep(1.0)
+    async with idle_players(url, count, hello):
         after = sum(rss_kb(pid) for pid in pids)
-    finally:
-        for h in helpers:
-            assert h.stdin is not None
-            h.stdin.close()
-        for h in helpers:
-            await h.wait()
     return (after - before) / count
 
 
@@ -843,33 +806,20 @@ async def run(args: argparse.Namespace) -> int:
             idle = f"{f.idle_kb:14.1f}" if f.idle_kb else ""
             print(f"  {f.name:36}{f.rate:9.0f}{f.p50_ms:9.2f}{f.p99_ms:9.2f}{f.cpu_us:12.1f}"
                   f"{f.client_cpu_us:10.1f}{idle}")  # fmt: skip
-        for t, server_f in zip(targets, medians, strict=True):
-            per_round = ", ".join(
-                f"{s.rate / e.rate:.2f}" for e, s in zip(echo_runs, t.runs, strict=True)
-            )
-            label = f" ({t.server.name})" if len(targets) > 1 else ""
-            print(f"  ratio server/echo{label} (medians): throughput "
-                  f"{server_f.rate / echo_f.rate:.2f} (by round {per_round}), "
-                  f"p99 {server_f.p99_ms / echo_f.p99_ms:.2f}, "
-                  f"server CPU per move {server_f.cpu_us / echo_f.cpu_us:.1f}x")  # fmt: skip
-        for t, server_f in zip(targets, medians, strict=True):
-            per_round = ", ".join(
-                f"{s.rate / e.rate:.2f}" for e, s in zip(durable_runs, t.runs, strict=True)
-            )
-            label = f" ({t.server.name})" if len(targets) > 1 else ""
-            print(f"  ratio server/durable echo{label} (medians): throughput "
-                  f"{server_f.rate / durable_f.rate:.2f} (target >= 0.70; by round {per_round}), "
-                  f"p99 {server_f.p99_ms / durable_f.p99_ms:.2f} (target <= 2), "
-                  f"server CPU per move {server_f.cpu_us / durable_f.cpu_us:.1f}x")  # fmt: skip
-        for t, server_f in zip(targets, medians, strict=True):
-            per_round = ", ".join(
-                f"{s.rate / e.rate:.2f}" for e, s in zip(relay_runs, t.runs, strict=True)
-            )
-            label = f" ({t.server.name})" if len(targets) > 1 else ""
-            print(f"  ratio server/relay{label} (medians): throughput "
-                  f"{server_f.rate / relay_f.rate:.2f} (target >= 0.70; by round {per_round}), "
-                  f"p99 {server_f.p99_ms / relay_f.p99_ms:.2f}, "
-                  f"server CPU per move {server_f.cpu_us / relay_f.cpu_us:.1f}x")  # fmt: skip
+        for name, runs, base_f, throughput_target, p99_target in (
+            ("echo", echo_runs, echo_f, "", ""),
+            ("durable echo", durable_runs, durable_f, "target >= 0.70; ", " (target <= 2)"),
+            ("relay", relay_runs, relay_f, "target >= 0.70; ", ""),
+        ):
+            for t, server_f in zip(targets, medians, strict=True):
+                per_round = ", ".join(
+                    f"{s.rate / e.rate:.2f}" for e, s in zip(runs, t.runs, strict=True)
+                )
+                label = f" ({t.server.name})" if len(targets) > 1 else ""
+                print(f"  ratio server/{name}{label} (medians): throughput "
+                      f"{server_f.rate / base_f.rate:.2f} ({throughput_target}by round "
+                      f"{per_round}), p99 {server_f.p99_ms / base_f.p99_ms:.2f}{p99_target}, "
+                      f"server CPU per move {server_f.cpu_us / base_f.cpu_us:.1f}x")  # fmt: skip
         print(f"  durable echo: {durable_acked} replies, {durable_stored} messages stored, "
               f"{durable_errors} errors")  # fmt: skip
         print(f"  durable relay: errors: {relay_total.errors}; acknowledged moves found in the "

@@ -55,7 +55,8 @@ def stored(text: str, name: str, lists: str) -> tuple[int, int, int, int, int]:
     """A ramp's summary: (bot processes, found, acknowledged, lists, stored beyond)."""
     summary = re.search(rf"^  {name}: every step held, up to {STEPS[-1]} "
                         r"players; the players ran in (\d+) bot processes$\n"
-                        r"^    held .*$\n^    errors: none$\n"
+                        r"^    held .*$\n(?:^    a move cost the server .*$\n)?"
+                        r"^    errors: none$\n"
                         r"^    acknowledged moves found in the store: (\d+) of (\d+) over "
                         rf"(\d+) {lists}; (\d+) stored moves beyond$",
                         text, re.MULTILINE)  # fmt: skip
