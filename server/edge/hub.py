@@ -68,11 +68,20 @@ class Hub:
         return sum(len(g) for g in self._by_player.values())
 
     def deliver(self, events: list[Event]) -> None:
+        # The sessions' sets are read as they are, not copied per player: delivering only
+        # queues frames, and no session joins or leaves the hub meanwhile. (A move's
+        # progress goes to every seat of its race: a copy per seat was a measurable part
+        # of the move's fan-out.)
+        by_player = self._by_player
         for event in events:
+            skip, frames = event.skip, event.frames
             for player in event.to:
-                for session in self.sessions(player):
-                    if session.uid != event.skip:
-                        session.deliver(event.frames)
+                group = by_player.get(player)
+                if group is None:
+                    continue
+                for session in group:
+                    if session.uid != skip:
+                        session.deliver(frames)
         if self.watchers.following:
             try:
                 self.watchers.relay(events)

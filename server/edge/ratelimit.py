@@ -1,11 +1,14 @@
-"""Per-connection message rate limits (pure: the caller passes the clock)."""
+"""Per-connection message rate limits (pure: the caller passes the clock).
+
+Both run on every message a client sends: they keep their state in slots and do the
+least work per message (a move's profile showed them at about 2% of its CPU)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 
-@dataclass
+@dataclass(slots=True)
 class TokenBucket:
     """`rate` messages per second sustained, bursts of up to `burst`."""
 
@@ -18,16 +21,20 @@ class TokenBucket:
         self.tokens = float(self.burst)
 
     def allow(self, now: float) -> bool:
+        tokens = self.tokens
         if self.stamp:
-            self.tokens = min(float(self.burst), self.tokens + (now - self.stamp) * self.rate)
+            tokens += (now - self.stamp) * self.rate
+            if tokens > self.burst:
+                tokens = float(self.burst)
         self.stamp = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
+        if tokens >= 1.0:
+            self.tokens = tokens - 1.0
             return True
+        self.tokens = tokens
         return False
 
 
-@dataclass
+@dataclass(slots=True)
 class FloodGuard:
     """Says when a client has sent more than `limit` messages within `window` seconds.
 
@@ -37,18 +44,22 @@ class FloodGuard:
 
     limit: float
     window: float
-    slots: dict[int, int] = field(default_factory=dict)
-    total: int = 0  # messages in `slots`
+    slots: dict[int, int] = field(default_factory=dict)  # the window's earlier seconds
+    total: int = 0  # messages in the window (`slots` and `current`)
     second: int = 0  # the latest slot
+    current: int = 0  # messages in it, kept here until the next second begins
 
     def flooding(self, now: float) -> bool:
         second = int(now)
         if second != self.second:
             # A new slot: forget those that left the window (once a second, not per message).
+            if self.current:
+                self.slots[self.second] = self.slots.get(self.second, 0) + self.current
             self.second = second
+            self.current = self.slots.pop(second, 0)  # (a clock that went back)
             oldest = second - int(self.window) + 1
             for s in [s for s in self.slots if s < oldest]:
                 self.total -= self.slots.pop(s)
-        self.slots[second] = self.slots.get(second, 0) + 1
+        self.current += 1
         self.total += 1
         return self.total > self.limit

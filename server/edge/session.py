@@ -326,19 +326,24 @@ class Session:
 
         Never waits: a reply and the events that follow it (a move's `state` and its
         `progress`) cost one system call, and one slow reader never holds up the others.
+
+        The connection and its write buffer are checked once per turn, by the first frames
+        queued: nothing is written to it before the flush, and the flush itself writes
+        nothing to a connection no longer open. (A move queues its frames to each seat of
+        its race, four calls for about one flush: checking each was a measurable part.)
         """
-        ws = self.ws
-        if ws.protocol.state is not WsState.OPEN:
-            return
-        transport = ws.transport
-        if transport.get_write_buffer_size() > self.ctx.config.max_outbox_bytes:
-            log.warning("connection %s (player %s) reads too slowly: closed", self.uid, self.player)
-            self.ctx.spawn(self.close(p.CLOSE_POLICY, "not reading fast enough"))
-            return
-        self._outbox.extend(frames)
         if not self._flush_scheduled:
+            ws = self.ws
+            if ws.protocol.state is not WsState.OPEN:
+                return
+            if ws.transport.get_write_buffer_size() > self.ctx.config.max_outbox_bytes:
+                log.warning("connection %s (player %s) reads too slowly: closed", self.uid,
+                            self.player)  # fmt: skip
+                self.ctx.spawn(self.close(p.CLOSE_POLICY, "not reading fast enough"))
+                return
             self._flush_scheduled = True
             self._loop.call_soon(self._flush)
+        self._outbox.extend(frames)
 
     def _flush(self) -> None:
         self._flush_scheduled = False

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -19,6 +20,9 @@ from server.store.unavailable import StoreUnavailable
 log = logging.getLogger(__name__)
 
 _HEADS_ENCODER = msgspec.msgpack.Encoder()
+# The script's status numbers as Written members, looked up rather than converted by
+# calling the enum (EnumType.__call__ runs in Python: a measurable part of each move).
+_WRITTEN: Mapping[int, Written] = MappingProxyType({w.value: w for w in Written})
 
 
 @dataclass(slots=True)
@@ -174,7 +178,7 @@ class GroupCommit:
                         StoreUnavailable(str(reply)) if isinstance(reply, RedisError) else reply
                     )
                 else:
-                    w.future.set_result(Written(int(reply[i])))
+                    w.future.set_result(_WRITTEN[int(reply[i])])
 
     def _group(self, batch: list[Write]) -> list[list[Write]]:
         """The batch's writes, split into those that one script call may make together."""
