@@ -52,7 +52,8 @@ class Ticker:
         if bucket is None:
             bucket = self._buckets[slot] = set()
             heapq.heappush(self._slots, slot)
-            if self._timer is None or slot < self._timer_slot:
+            # While a tick visits, it arms the timer once at its end, for every re-add.
+            if self._firing < 0 and (self._timer is None or slot < self._timer_slot):
                 self._arm(slot)
         bucket.add(member)
         self._slot_of[member] = slot
