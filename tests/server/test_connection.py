@@ -492,3 +492,45 @@ async def test_the_server_closes_a_player_who_stops_answering_pings_and_keeps_on
             assert not answering.closed
     finally:
         await silent.close()
+
+
+async def test_a_client_that_stops_reading_is_closed_and_others_carry_on(servers):
+    """A player who sends requests and never reads the replies: once the replies waiting
+    for its socket pass max_outbox_bytes (256 KB), the server drops the connection instead
+    of keeping them (which would grow without bound), logs why, and serves others meanwhile.
+    The rate limits are lifted so that the requests come fast enough to fill the buffers."""
+    server = servers.start(env={"SOLITAIRE_RATE": "5000", "SOLITAIRE_BURST": "100000"})
+    slow = await RawClient.greeted(server.ws_url, "slowreader")
+    player = slow.messages[0]["player"]
+    try:
+        await slow.write(slow.frame({"t": "practice", "game": "doublets", "seed": 7, "id": 2}))
+        (_welcome, state) = await slow.until(2)
+        get = slow.frame({"t": "get", "gid": state["gid"], "id": 3})  # a state reply each
+        async with Client.connect(server.ws_url) as other:
+            await other.hello("reader")
+            sent, dropped = 0, False
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + 60
+            while not dropped and loop.time() < deadline:
+                try:
+                    await asyncio.wait_for(slow.write(get * 200), 5)
+                    sent += 200
+                except (ConnectionError, TimeoutError):
+                    dropped = True  # the server stopped reading for good, or reset
+                if not dropped and "reads too slowly" in server.log_text():
+                    dropped = True
+                # Served all the while: another player's request is answered.
+                reply = await other.request({"t": "get", "gid": "p.none"}, timeout=10)
+                assert reply["t"] == "error"
+            assert dropped, f"{sent} requests unread and the connection still open"
+            # What the socket still holds drains, then the connection ends.
+            received = 0
+            with contextlib.suppress(ConnectionResetError):  # the server's abort, at the end
+                while chunk := await asyncio.wait_for(slow.reader.read(1 << 20), 30):
+                    received += len(chunk)
+            # Every reply had been sent? Then nothing was dropped: the test proves nothing.
+            assert received < sent * len(msgspec.msgpack.encode(state)), (received, sent)
+        log = server.log_text()
+        assert f"(player {player}) reads too slowly: closed" in log, log[-2000:]
+    finally:
+        await slow.close()
