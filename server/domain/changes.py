@@ -18,6 +18,9 @@ class Written(enum.IntEnum):
     """What a version-checked write found (the store's scripts answer these numbers)."""
 
     APPLIED = 1
+    # Applied, and the other games it was checked with (its race's other seats) had all
+    # ended: the write ended the last game of its race (server/store/scripts.py's MOVES).
+    APPLIED_LAST = 2
     STALE = 0  # the record is not at the version the write was decided on: read it again
     MISSING = -1  # no such record
 

@@ -10,6 +10,7 @@ server's hot path: its helpers that need not wait are plain functions.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -20,7 +21,7 @@ import msgspec
 import protocol as p
 from server.clock import Clock
 from server.domain.changes import Written
-from server.domain.ids import parse_gid
+from server.domain.ids import parse_gid, race_gid
 from server.domain.kinds import GameKind
 from server.domain.records import GameRecord
 from server.metrics import Metrics
@@ -222,6 +223,7 @@ class Moves:
         # One message for each audience: the applier's events made one by one (Applier.event).
         event = self.applier.event
         events = [event([who.player], state, who.uid)]
+        peers: list[str] | None = None
         # An asynchronous race has no seats to tell (nor spectators while it is open): its
         # seats see each other as ghosts, scheduled from the stored moves
         # (server/play/ghosts.py).
@@ -230,7 +232,14 @@ class Moves:
             # decided fair where they are (server/play/spectator_boards.py).
             board = ToSpectators(record.race, None, [seat_seen(after, state)])
             events.append(event(seats, after.progress(now), "", board))
-        return _MovePlan(self, after, move, expect_ver, decision.snapshot, state, re, events, now)
+            if record.outcome is not None:
+                # Its game ends: the write also says whether the other seats' games had all
+                # ended, so that only the last seat to end closes the race (reading the race
+                # and its games at every seat's end was a measurable part of a race).
+                peers = [race_gid(record.race, s) for s in seats if s != record.player]
+        return _MovePlan(
+            self, after, move, expect_ver, decision.snapshot, state, re, events, now, peers
+        )
 
     async def _closing(self, race: str, refusal: BaseException) -> Steps[p.State]:
         """The race whose time is up closed, then the move refused."""
@@ -238,16 +247,18 @@ class Moves:
         raise refusal
 
     async def _finished(
-        self, record: GameRecord, state: p.State, re: int | None, events: list[Event]
+        self, record: GameRecord, state: p.State, re: int | None, events: list[Event], last: bool
     ) -> p.State:
-        """The answer to the move (or resignation) that finished a game, once stored."""
+        """The answer to the move (or resignation) that finished a game, once stored; `last`:
+        the race's other seats may all have ended (False only when the store said they
+        had not)."""
         if record.kind is GameKind.DAILY and self.daily is not None:
             # Ranked before its final state goes out: whoever sees that state may ask for
             # the board next and must find the attempt on it.
             await self.daily.finished(record)
         state.re = re
         self.applier.deliver(events)
-        if record.kind is GameKind.RACE:
+        if record.kind is GameKind.RACE and last:
             await self.races.close_if_due(record.race)
         return state
 
@@ -287,20 +298,31 @@ class _MovePlan(msgspec.Struct):
     re: int | None
     events: list[Event]
     now: int
+    peers: list[str] | None  # the race's other seats' games, checked when this one ends
+    written: asyncio.Future[Written] | None = None
 
     def write(self) -> Awaitable[Written]:  # the group commit's future, as it is
         moves = self.moves
         payload = moves.applier.payload(self.events)
-        return moves.stores.games.write_move(
-            self.after.record, self.move, self.expect_ver, payload, self.snapshot, self.now
+        self.written = moves.stores.games.write_move(
+            self.after.record,
+            self.move,
+            self.expect_ver,
+            payload,
+            self.snapshot,
+            self.now,
+            self.peers,
         )
+        return self.written
 
     def then(self) -> p.State | Awaitable[p.State]:
         moves, after, state = self.moves, self.after, self.state
         moves._stored(after, self.move)
         record = after.record
         if record.outcome is not None:  # finished
-            return moves._finished(record, state, self.re, self.events)
+            written = self.written
+            last = self.peers is None or written is None or written.result() is Written.APPLIED_LAST
+            return moves._finished(record, state, self.re, self.events, last)
         state.re = self.re
         moves.applier.deliver(self.events)
         return state

@@ -6,7 +6,7 @@ which the store applies only if the records are still at the versions the decisi
 made on, and what to do once it is applied. The runner makes the write and reads the
 store's answer, the same way for every operation:
 
-- APPLIED: the plan's `then` runs and gives the answer;
+- APPLIED (APPLIED_LAST too): the plan's `then` runs and gives the answer;
 - STALE (something changed since the load): the attempt runs again, at most `retries`
   times in all, after which the operation is refused as `unavailable` (or ends as the
   caller's `exhausted` says);
@@ -127,7 +127,7 @@ class Optimistic:
             if self._interpose is not None:
                 await self._interpose(what, n)
             written = await write()
-            if written is Written.APPLIED:
+            if written is Written.APPLIED or written is Written.APPLIED_LAST:
                 reply = plan.then()
                 return await reply if isinstance(reply, awaitables) else reply  # type: ignore[no-any-return]
             if written is Written.MISSING:

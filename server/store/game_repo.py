@@ -168,24 +168,40 @@ class GameRepo(Repo):
         payload: bytes,
         snapshot: str = "",
         at_ms: int = 0,
+        peers: Sequence[str] | None = None,
     ) -> asyncio.Future[Written]:
         """Append `move` (or '' for none) and store `record` (at its new version), if the
         stored game is at `expect_ver`, through the group commit: a future of the write's
         Written status. `payload` is relayed to the other instances interested in the game;
         a `snapshot` (of the position after the move) is kept with the move, and so is
-        its time `at_ms` (in the game's times list, in the same script call)."""
+        its time `at_ms` (in the game's times list, in the same script call). With `peers`
+        (the ids of the other seats' games of its race, for a write that ends its game),
+        APPLIED_LAST says that they had all ended too, in the same atomic step."""
         keys = self.game_keys(record.gid)
         assert keys is not None
-        return self.commit.submit(
+        own = (
             [keys.meta, keys.moves, keys.interest, keys.times, keys.snaps]
             if snapshot
-            else [keys.meta, keys.moves, keys.interest, keys.times],
+            else [keys.meta, keys.moves, keys.interest, keys.times]
+        )
+        if peers is None:
+            return self.commit.submit(
+                own, expect_ver, move, record.written_fields(), payload, snapshot, at_ms
+            )
+        metas = []
+        for gid in peers:
+            peer = self.game_keys(gid)
+            assert peer is not None
+            metas.append(peer.meta)
+        return self.commit.submit(
+            own + metas,
             expect_ver,
             move,
             record.written_fields(),
             payload,
             snapshot,
             at_ms,
+            len(metas),
         )
 
     async def move_times(self, gids: Sequence[str], start: int = 0) -> list[list[int]]:

@@ -37,6 +37,9 @@ class Write:
     future: asyncio.Future[Written]
     snapshot: str = ""  # the position after the move, to keep (server/play/snapshots.py)
     at_ms: int = 0  # when the move was made (kept with it)
+    # How many peer game metas end `keys`, checked for having ended once the write is
+    # applied (APPLIED_LAST if all have); -1: none checked.
+    peers: int = -1
 
 
 class GroupCommit:
@@ -104,16 +107,20 @@ class GroupCommit:
         payload: bytes,
         snapshot: str = "",
         at_ms: int = 0,
+        peers: int = -1,
     ) -> asyncio.Future[Written]:
         """Queues a write; the future completes once it is in Redis (or fails with
         StoreUnavailable). A plain function: the move path awaits one future, no more.
-        With a `snapshot`, `keys` names the game's snapshots fifth."""
+        With a `snapshot`, `keys` names the game's snapshots fifth; the last `peers` keys
+        are the metas of games checked for having ended once the write is applied."""
         assert self._loop is not None, "GroupCommit.start() first"
         fut: asyncio.Future[Written] = self._loop.create_future()
         if self._closing:
             fut.set_exception(StoreUnavailable("the server is shutting down"))
             return fut
-        self._pending.append(Write(keys, expect_ver, move, fields, payload, fut, snapshot, at_ms))
+        self._pending.append(
+            Write(keys, expect_ver, move, fields, payload, fut, snapshot, at_ms, peers)
+        )
         self._wake.set()
         return fut
 
@@ -212,10 +219,15 @@ class GroupCommit:
         heads: list[
             tuple[int, str, int, dict[str, str], int]
             | tuple[int, str, int, dict[str, str], int, str]
+            | tuple[int, str, int, dict[str, str], int, str, int]
         ] = []
         for w in writes:
             keys += w.keys
-            if w.snapshot:
+            if w.peers >= 0:
+                heads.append(
+                    (w.expect_ver, w.move, len(w.payload), w.fields, w.at_ms, w.snapshot, w.peers)
+                )
+            elif w.snapshot:
                 heads.append((w.expect_ver, w.move, len(w.payload), w.fields, w.at_ms, w.snapshot))
             else:
                 heads.append((w.expect_ver, w.move, len(w.payload), w.fields, w.at_ms))

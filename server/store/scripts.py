@@ -24,17 +24,21 @@ end
 # The group commit's one call for a whole batch of game writes (moves and resignations):
 # each write is checked and applied in turn, as if it were a script call of its own.
 # KEYS: for each write in turn: game meta, game moves, interest set, the moves' times (and
-#   the game's snapshots, for a write that carries one)
+#   the game's snapshots, for a write that carries one), then its peer games' metas (if any)
 # ARGV: origin, channel prefix, the writes, their payloads.
 #   The writes: a msgpack array with, for each write, [expected version, move ('' for
 #   none), payload length, fields: a map of the record's new values, its new version
 #   among them, the move's time (ms, kept entry for entry with the move), and optionally
-#   the snapshot of the position after the move (text)]. The
+#   the snapshot of the position after the move (text, '' for none), and optionally the
+#   number of peer games whose metas follow the write's own keys]. The
 #   payloads (events to relay) follow one another in the last argument: cmsgpack cannot
 #   carry binary strings, and one argument packs faster than one per write.
 #   A snapshot is stored scored by the new length of the move list, replacing any scored
 #   that high or higher (they were made for moves since taken back).
-# Returns one Written (server/domain/changes.py) per write.
+# Returns one Written (server/domain/changes.py) per write: APPLIED_LAST for an applied write
+#   whose peer games (the other seats' games of its race, named by a write that ends its
+#   own) have all ended too. Checked here, in the write's own atomic step, so that of
+#   seats ending together on different instances exactly one learns it was the last.
 # A batch is all or nothing only as far as Redis scripts are: an error half-way (a key of
 # the wrong type) keeps the writes before it, which is safe (a write not acknowledged may
 # still be stored, as after a crash) and happens only if someone tampered with the keys.
@@ -75,14 +79,28 @@ local function apply(meta, moves, interest, times, expect, move, payload, fields
   return 1
 end
 
+local function all_ended(first, count)
+  for i = first, first + count - 1 do
+    if redis.call('HGET', KEYS[i], 'finished') ~= '1' then return false end
+  end
+  return true
+end
+
 local out, k, at = {}, 0, 1
 for _, w in ipairs(cmsgpack.unpack(ARGV[3])) do
-  local expect, move, length, fields, time, snap = w[1], w[2], w[3], w[4], w[5], w[6]
+  local expect, move, length, fields, time, snap, peers =
+    w[1], w[2], w[3], w[4], w[5], w[6], w[7]
+  if snap == '' then snap = nil end
   local payload = string.sub(ARGV[4], at, at + length - 1)
   at = at + length
-  out[#out + 1] = apply(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], expect, move,
-                        payload, fields, time, KEYS[k + 5], snap)
+  local status = apply(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], expect, move,
+                       payload, fields, time, KEYS[k + 5], snap)
   if snap then k = k + 5 else k = k + 4 end
+  if peers then
+    if status == 1 and all_ended(k + 1, peers) then status = 2 end
+    k = k + peers
+  end
+  out[#out + 1] = status
 end
 return out
 """
