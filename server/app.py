@@ -106,8 +106,9 @@ class App:
             self.stores, self.clock, deliver, lambda pl: bool(hub.sessions(pl)), game_finished
         )
         self.races = Races(
-            self.stores, self.cache, self.clock, config, deliver, bot_races, self.ghosts
-        )
+            self.stores, self.cache, self.clock, config, deliver, bot_races, self.ghosts,
+            here=lambda pl: bool(hub.sessions(pl)),
+        )  # fmt: skip
         # The daily deals' secret is read at start-up (run), before anyone plays.
         self.day_seeds = DaySeeds()
         self.daily_deals = DailyDeals(

@@ -457,9 +457,10 @@ class RaceMachine:
         self.race = started
         game = engine.new_game(race.game, race.seed)
         dealt = dealt_fields(game, now_ms)
-        # Every seat's game was created with the race (version 0) and is dealt now.
+        # Every seat's game was created with the race (version 0) and is dealt now, each
+        # seat's position its own (a move is played on it in place once it is cached).
         seats = [
-            LiveGame(self.seat_record(seat).evolve(ends_at_ms=ends, ver=1, **dealt), game)
+            LiveGame(self.seat_record(seat).evolve(ends_at_ms=ends, ver=1, **dealt), game.copy())
             for seat in race.seats
         ]
         start = self.start_message()

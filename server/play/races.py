@@ -59,8 +59,10 @@ class Races:
         deliver: Deliver,
         bot_races: StartedBotRaces,
         ghosts: Ghosts | None = None,
+        here: Callable[[str], bool] = lambda player: False,
     ) -> None:
         self.stores = stores
+        self.here = here  # whether a player is connected to this process
         self.cache = cache
         self.clock = clock
         self.config = config
@@ -211,8 +213,11 @@ class Races:
         machine, step, events = await self.runner.run(f"race {code}", attempt)
         players = machine.players()
         log.info("race %s started by player %s with %d seats", code, who.player, len(players))
-        # The starter's first move needs neither its game nor the seats from the store.
-        self.cache.adopt(next(live for live in step.dealt if live.record.player == who.player))
+        # The first move of a seat connected here needs neither its game nor the seats from
+        # the store (a seat elsewhere loads its game there).
+        for live in step.dealt:
+            if self.here(live.record.player):
+                self.cache.adopt(live)
         self._seats.put(code, players)
         self.applier.deliver(events)
         if step.dealt[0].record.over:  # a deal with no move at all: over at once
@@ -594,7 +599,23 @@ class Races:
         return code
 
     async def _join(self, code: str, seat: p.Seat, origin: str) -> tuple[Transition, RaceMachine]:
+        # A new seat is decided first on the race as this process last wrote it, if it did:
+        # the store refuses a race that changed since, and then it is read again. Whatever
+        # a join answers without a write (a refusal, the race as it stands) is decided on
+        # the race as stored.
+        guess = self._last_lobby(code)
+
         async def attempt() -> Plan[tuple[Transition, RaceMachine]]:
+            nonlocal guess
+            race, guess = guess, None
+            if race is not None and not race.async_race:
+                machine = RaceMachine(race, self.rules)
+                try:
+                    step = machine.join(seat)
+                except p.Refused:
+                    step = None
+                if step is not None and step.change is not None:
+                    return await self._seated(machine, step, seat, origin)
             race = await self.stores.races.load_race(code)
             if race is None:
                 raise not_found(code)
@@ -606,24 +627,30 @@ class Races:
                 records = await self.stores.games.load_records(machine.gids())
                 games = [r for r in records if r is not None]
                 return done((machine.join(seat, games, self.clock.now_ms()), machine))
-            if machine.seated(seat.player) or race.status == RaceStatus.DONE:
-                return done((machine.join(seat), machine))
-            instances: list[str] = []
-            if not is_bot(seat.player):
-                gid = race_gid(code, seat.player)
-                instances = [self.stores.instance, *await self._seat(seat.player, gid)]
             step = machine.join(seat)
-            events = self._route(step, origin, instances)
-            change = step.change
-            assert change is not None
-
-            async def joined() -> tuple[Transition, RaceMachine]:
-                self.applier.deliver(events)
-                return step, machine
-
-            return Plan(joined, lambda: self.stores.races.write_race(change))
+            if step.change is None:  # seated already, or the race is done
+                return done((step, machine))
+            return await self._seated(machine, step, seat, origin)
 
         return await self.runner.run(f"race {code}", attempt)
+
+    async def _seated(
+        self, machine: RaceMachine, step: Transition, seat: p.Seat, origin: str
+    ) -> Plan[tuple[Transition, RaceMachine]]:
+        """The plan of a join that seats `seat` (`step`, decided on `machine`)."""
+        instances: list[str] = []
+        if not is_bot(seat.player):
+            gid = race_gid(machine.code, seat.player)
+            instances = [self.stores.instance, *await self._seat(seat.player, gid)]
+        events = self._route(step, origin, instances)
+        change = step.change
+        assert change is not None
+
+        async def joined() -> tuple[Transition, RaceMachine]:
+            self.applier.deliver(events)
+            return step, machine
+
+        return Plan(joined, lambda: self.stores.races.write_race(change))
 
     async def _attempt_async(
         self, machine: RaceMachine, seat: p.Seat, origin: str

@@ -179,6 +179,10 @@ class RaceLife(RuleBasedStateMachine):
         assert m.race.status == RaceStatus.RUNNING
         self.games = {live.record.player: live for live in step.dealt}
         assert sorted(self.games) == sorted(m.players())
+        # The same deal for every seat, each seat's position its own (a move is played on it
+        # in place).
+        assert len({id(live.game) for live in step.dealt}) == len(step.dealt)
+        assert all(live.game == step.dealt[0].game for live in step.dealt)
         self._close_if_due()
 
     @precondition(lambda self: self.games)

@@ -128,6 +128,34 @@ async def test_two_server_processes_share_one_race(servers):
         await close_all(seats)
 
 
+async def test_joins_through_two_servers_are_decided_on_the_stored_race(servers):
+    """A server decides a new seat on the lobby as it last wrote it; once another server has
+    changed the race, the store refuses that guess and the join is decided on the stored
+    race: a full race stays full, a seat taken elsewhere is not taken twice."""
+    s1, s2 = servers.start(), servers.start()
+    host, bob, cat = [await Client.connect(url) for url in (s1.ws_url, s2.ws_url, s1.ws_url)]
+    bob_on_s1 = await Client.connect(s1.ws_url)
+    try:
+        for name, client in (("host", host), ("bob", bob), ("cat", cat)):
+            await client.hello(name)
+        await bob_on_s1.hello("bob", token=bob.token)
+        full = (await host.request({"t": "create", "game": "doublets", "max_players": 2}))["race"]
+        assert len((await bob.request({"t": "join", "race": full}))["players"]) == 2
+        # s1 wrote the lobby with its host alone; s2 has seated bob since.
+        assert (await cat.request({"t": "join", "race": full}))["code"] == "race_full"
+
+        room = (await host.request({"t": "create", "game": "doublets", "max_players": 3}))["race"]
+        assert len((await bob.request({"t": "join", "race": room}))["players"]) == 2
+        again = await bob_on_s1.request({"t": "join", "race": room})
+        assert again["t"] == "lobby"
+        assert [s["player"] for s in again["players"]] == [host.player, bob.player]
+        joined = await cat.request({"t": "join", "race": room})
+        assert [s["player"] for s in joined["players"]] == [host.player, bob.player, cat.player]
+    finally:
+        for client in (host, bob, cat, bob_on_s1):
+            await client.close()
+
+
 async def test_a_player_on_two_servers_hears_races_joined_on_either(servers):
     s1, s2 = servers.start(), servers.start()
     ann1, ann2, bob = [await Client.connect(u) for u in (s1.ws_url, s2.ws_url, s1.ws_url)]
