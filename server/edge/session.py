@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from websockets.exceptions import ConnectionClosed
@@ -25,6 +25,7 @@ from server.edge.connection import InboxConnection
 from server.edge.dispatch import Handler
 from server.edge.hub import Hub
 from server.edge.legal import frame_with_legal, with_legal
+from server.edge.outgoing import Outgoing
 from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.metrics import Metrics
 from server.play.players import Players, Who
@@ -57,6 +58,7 @@ class SessionContext:
     ids: Iterator[int]
     sessions: set[Session]
     draining: Callable[[], bool]
+    outgoing: Outgoing = field(default_factory=Outgoing)
 
 
 class _Closed(Exception):
@@ -342,10 +344,11 @@ class Session:
                 self.ctx.spawn(self.close(p.CLOSE_POLICY, "not reading fast enough"))
                 return
             self._flush_scheduled = True
-            self._loop.call_soon(self._flush)
+            self.ctx.outgoing.add(self)
         self._outbox.extend(frames)
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Writes the frames queued this turn (server/edge/outgoing.py calls it)."""
         self._flush_scheduled = False
         frames, self._outbox = self._outbox, []
         if frames:
