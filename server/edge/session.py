@@ -1,9 +1,10 @@
 """One WebSocket connection: greeting, rate limits, decoding, dispatch, sending.
 
 Messages arrive in the connection's inbox (server/edge/connection.py); a worker task,
-started when one arrives and gone when the inbox is empty, handles them one at a
-time, in order. Sending never waits: frames are queued and written once per turn
-of the event loop.
+started when one arrives, handles them one at a time, in order. Once the player has asked
+for more than the hello, it waits for the next message when the inbox is empty, and ends
+when idle for a while (server/edge/lingering.py). Sending never waits: frames are queued
+and written once per turn of the event loop (server/edge/outgoing.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from server.edge.connection import InboxConnection
 from server.edge.dispatch import Handler
 from server.edge.hub import Hub
 from server.edge.legal import frame_with_legal, with_legal
+from server.edge.lingering import Lingering
 from server.edge.outgoing import Outgoing
 from server.edge.ratelimit import FloodGuard, TokenBucket
 from server.metrics import Metrics
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 # a closed connection's are dropped if queued, cancelled if under way.
 ANSWER_ONLY = (p.Hint,)
 PEER_CHECK_S = 0.25  # how often a connection waiting for one of them is checked
+LINGER_S = 10.0  # a worker idle for one to two of these ends (server/edge/lingering.py)
 
 
 @dataclass
@@ -59,6 +62,7 @@ class SessionContext:
     sessions: set[Session]
     draining: Callable[[], bool]
     outgoing: Outgoing = field(default_factory=Outgoing)
+    lingering: Lingering = field(default_factory=lambda: Lingering(LINGER_S))
 
 
 class _Closed(Exception):
@@ -80,6 +84,10 @@ class Session:
         self.busy = False
         self._loop = asyncio.get_running_loop()
         self._worker: asyncio.Task[None] | None = None
+        # The worker waiting for the next message (server/edge/lingering.py): its result
+        # says whether to go on (a message came) or end (idle).
+        self._parked: asyncio.Future[bool] | None = None
+        self._lingers = False  # a request after the hello came: the worker waits when idle
         self._search: asyncio.Task[bool] | None = None  # an ANSWER_ONLY request under way
         self._refused = False  # the connection is closing on our side: read nothing more
         self._outbox: list[bytes] = []
@@ -105,6 +113,7 @@ class Session:
         self._wake()  # messages that arrived before this handler ran
         try:
             await ws.wait_closed()
+            self.let_go()
             worker = self._worker
             if worker is not None:
                 # A request under way still finishes: its move is stored even if nobody
@@ -117,6 +126,7 @@ class Session:
             self._stop_hello_timer()
             ws.on_message = None
             ws.inbox.clear()
+            ctx.lingering.discard(self)
             ctx.hub.remove(self)
             ctx.sessions.discard(self)
             ctx.metrics.connections.dec()
@@ -125,17 +135,36 @@ class Session:
                 ctx.spawn(ctx.presence.departed(self.who, ctx.draining()))
 
     def _wake(self) -> None:
-        """A message is in the inbox: start the worker unless it is running."""
+        """A message is in the inbox: wake the worker if it waits, start it if there is none."""
         if self._refused:
             self.ws.inbox.clear()
+        elif (parked := self._parked) is not None:
+            self._parked = None
+            parked.set_result(True)
         elif self._worker is None:
             self._worker = self._loop.create_task(self._work())
 
+    def let_go(self) -> None:
+        """Ends the worker if it waits for a message (idle, or the connection closed)."""
+        if (parked := self._parked) is not None:
+            self._parked = None
+            parked.set_result(False)
+
     async def _work(self) -> None:
-        """Handles the inbox's messages one at a time, in order, until it is empty."""
+        """Handles the inbox's messages one at a time, in order; then, once the player has
+        asked for more than the hello, waits for the next ones until let go."""
         ws = self.ws
         try:
-            while (frame := ws.take()) is not None:
+            while True:
+                frame = ws.take()
+                if frame is None:
+                    if not self._lingers:
+                        return
+                    parked = self._parked = self._loop.create_future()
+                    self.ctx.lingering.add(self)
+                    if not await parked:
+                        return
+                    continue
                 request = self._request(frame)
                 if request is None:
                     continue
@@ -146,6 +175,7 @@ class Session:
                 if self.welcomed and isinstance(request, ANSWER_ONLY):
                     await self._answer_while_open(request)
                 elif self.welcomed:
+                    self._lingers = True
                     await self._dispatch(request)
                 else:
                     self.welcomed = await self._dispatch(request, greeting=True)
@@ -155,6 +185,7 @@ class Session:
             ws.inbox.clear()
         finally:
             self._worker = None
+            self._parked = None
 
     async def _answer_while_open(self, request: p.Request) -> None:
         """A request whose only effect is its answer, in a task of its own that `run`

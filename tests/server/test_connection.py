@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 
 import msgspec
 from helpers import close_all, seat_race
@@ -119,9 +120,16 @@ class RawClient:
         self.control: list[Frame] = []
 
     @classmethod
-    async def connect(cls, url: str) -> RawClient:
+    async def connect(cls, url: str, receive_buffer: int = 0) -> RawClient:
+        """A connection; with `receive_buffer`, its socket's receive buffer that size and
+        no larger (the kernel otherwise grows it with what arrives unread: 32 MB here)."""
         uri = parse_uri(url)
-        reader, writer = await asyncio.open_connection(uri.host, uri.port)
+        sock = socket.socket()
+        if receive_buffer:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, (uri.host, uri.port))
+        reader, writer = await asyncio.open_connection(sock=sock)
         protocol = ClientProtocol(uri)
         protocol.send_request(protocol.connect())
         c = cls(reader, writer, protocol)
@@ -132,9 +140,9 @@ class RawClient:
         return c
 
     @classmethod
-    async def greeted(cls, url: str, name: str) -> RawClient:
+    async def greeted(cls, url: str, name: str, receive_buffer: int = 0) -> RawClient:
         """Connected, said hello in one write, and got the welcome (message 0)."""
-        c = await cls.connect(url)
+        c = await cls.connect(url, receive_buffer)
         await c.write(c.frame({"t": "hello", "v": 1, "name": name, "id": 1}))
         await c.until(1)
         return c
@@ -498,9 +506,11 @@ async def test_a_client_that_stops_reading_is_closed_and_others_carry_on(servers
     """A player who sends requests and never reads the replies: once the replies waiting
     for its socket pass max_outbox_bytes (256 KB), the server drops the connection instead
     of keeping them (which would grow without bound), logs why, and serves others meanwhile.
-    The rate limits are lifted so that the requests come fast enough to fill the buffers."""
+    The rate limits are lifted so that the requests come fast enough to fill the buffers,
+    and the reader's socket buffer is kept small: grown by the kernel, it took tens of MB
+    of replies before any waited at the server, and the test's minute ran out first."""
     server = servers.start(env={"SOLITAIRE_RATE": "5000", "SOLITAIRE_BURST": "100000"})
-    slow = await RawClient.greeted(server.ws_url, "slowreader")
+    slow = await RawClient.greeted(server.ws_url, "slowreader", receive_buffer=64 * 1024)
     player = slow.messages[0]["player"]
     try:
         await slow.write(slow.frame({"t": "practice", "game": "doublets", "seed": 7, "id": 2}))
