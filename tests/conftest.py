@@ -12,14 +12,17 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 from client.client_harness import SOLITAIRE, Terminal
 from support.server_proc import ServerFactory, ServerProcess, delete_namespace
 
+from server.config import Config
 from server.store.embedded import EmbeddedRedis
+from server.store.redis_client import create_redis
+from server.store.stores import Stores
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +51,21 @@ def servers(redis_url: str, redis_namespace: str, tmp_path: Path) -> Iterator[Se
     factory = ServerFactory(redis_url, redis_namespace, tmp_path / "server")
     yield factory
     factory.stop_all()
+    delete_namespace(redis_url, redis_namespace)
+
+
+@pytest.fixture
+async def stores(redis_url: str, redis_namespace: str) -> AsyncIterator[list[Stores]]:
+    """Two stores, as two server instances would have, on one Redis and namespace."""
+    config = Config(namespace=redis_namespace, redis_url=redis_url)
+    out = []
+    for instance in ("inst-a", "inst-b"):
+        store = Stores(config, create_redis(config, redis_url), instance)
+        await store.open()
+        out.append(store)
+    yield out
+    for store in out:
+        await store.close()
     delete_namespace(redis_url, redis_namespace)
 
 

@@ -8,40 +8,22 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-import pytest
 import redis.asyncio as aioredis
-from support.server_proc import delete_namespace
 
 import engine
-from server.config import DEFAULT, Config
+from server.config import DEFAULT
 from server.daily.seeds import DAY_MS, day_start_s
 from server.daily.service import DailyService
 from server.domain.changes import Written
 from server.domain.outcome import RESIGNED
 from server.domain.records import GameRecord
-from server.store.redis_client import create_redis
 from server.store.stores import Stores
 
 DAY = dt.date(2030, 7, 1)
 MIDNIGHT_MS = int(day_start_s(DAY) * 1000) + DAY_MS
-
-
-@pytest.fixture
-async def stores(redis_url: str, redis_namespace: str) -> AsyncIterator[list[Stores]]:
-    """Two stores, as two server instances would have, on one Redis and namespace."""
-    config = Config(namespace=redis_namespace, redis_url=redis_url)
-    out = []
-    for instance in ("inst-a", "inst-b"):
-        store = Stores(config, create_redis(config, redis_url), instance)
-        await store.open()
-        out.append(store)
-    yield out
-    for store in out:
-        await store.close()
-    delete_namespace(redis_url, redis_namespace)
 
 
 async def test_open_attempts_are_closed_and_ranked_exactly_once(stores: list[Stores]) -> None:

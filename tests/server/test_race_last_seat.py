@@ -8,37 +8,16 @@ are in test_race.py and test_resilience.py."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from dataclasses import replace
 
-import pytest
-from support.server_proc import delete_namespace
-
-from server.config import Config
 from server.domain.changes import MUST_NOT_EXIST, GameChange, Written
 from server.domain.ids import race_gid
 from server.domain.kinds import GameKind
 from server.domain.outcome import RESIGNED, STUCK
 from server.domain.records import GameRecord
-from server.store.redis_client import create_redis
 from server.store.stores import Stores
 
 CODE = "LASTSE"
-
-
-@pytest.fixture
-async def stores(redis_url: str, redis_namespace: str) -> AsyncIterator[list[Stores]]:
-    """Two stores, as two server instances would have, on one Redis and namespace."""
-    config = Config(namespace=redis_namespace, redis_url=redis_url)
-    out = []
-    for instance in ("inst-a", "inst-b"):
-        store = Stores(config, create_redis(config, redis_url), instance)
-        await store.open()
-        out.append(store)
-    yield out
-    for store in out:
-        await store.close()
-    delete_namespace(redis_url, redis_namespace)
 
 
 async def seat_games(store: Stores, code: str, players: list[str]) -> list[GameRecord]:
