@@ -102,13 +102,13 @@ class App:
             live = cache.peek(gid)
             return live is not None and live.record.finished
 
-        self.ghosts = Ghosts(
-            self.stores, self.clock, deliver, lambda pl: bool(hub.sessions(pl)), game_finished
-        )
+        def here(player: str) -> bool:
+            return bool(hub.sessions(player))
+
+        self.ghosts = Ghosts(self.stores, self.clock, deliver, here, game_finished)
         self.races = Races(
-            self.stores, self.cache, self.clock, config, deliver, bot_races, self.ghosts,
-            here=lambda pl: bool(hub.sessions(pl)),
-        )  # fmt: skip
+            self.stores, self.cache, self.clock, config, deliver, bot_races, self.ghosts, here
+        )
         # The daily deals' secret is read at start-up (run), before anyone plays.
         self.day_seeds = DaySeeds()
         self.daily_deals = DailyDeals(

@@ -40,13 +40,6 @@ class Lingering:
         self._recent.discard(member)
         self._older.discard(member)
 
-    def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._recent.clear()
-        self._older.clear()
-
     def _sweep(self) -> None:
         self._timer = None
         idle = self._older - self._recent  # waiting since before the last sweep, if still

@@ -179,29 +179,21 @@ class GameRepo(Repo):
         APPLIED_LAST says that they had all ended too, in the same atomic step."""
         keys = self.game_keys(record.gid)
         assert keys is not None
-        own = (
+        # The game's own keys, then its peers' metas.
+        write_keys = (
             [keys.meta, keys.moves, keys.interest, keys.times, keys.snaps]
             if snapshot
             else [keys.meta, keys.moves, keys.interest, keys.times]
         )
-        if peers is None:
-            return self.commit.submit(
-                own, expect_ver, move, record.written_fields(), payload, snapshot, at_ms
-            )
-        metas = []
-        for gid in peers:
-            peer = self.game_keys(gid)
-            assert peer is not None
-            metas.append(peer.meta)
+        checked = -1
+        if peers is not None:
+            for gid in peers:
+                peer = self.game_keys(gid)
+                assert peer is not None
+                write_keys.append(peer.meta)
+            checked = len(peers)
         return self.commit.submit(
-            own + metas,
-            expect_ver,
-            move,
-            record.written_fields(),
-            payload,
-            snapshot,
-            at_ms,
-            len(metas),
+            write_keys, expect_ver, move, record.written_fields(), payload, snapshot, at_ms, checked
         )
 
     async def move_times(self, gids: Sequence[str], start: int = 0) -> list[list[int]]:
