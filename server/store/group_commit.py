@@ -54,11 +54,11 @@ class GroupCommit:
     Up to `in_flight` batches run at once (one by default): while one waits for Redis, the
     writes that arrive meanwhile form the next. One batch at a time makes the batches as
     large as the load: a script call, its parse and its fsync are shared by more moves.
-    Against two at a time, same runs (2026-12-06): at a human pace the server held 8,000
-    racing players where it had held 7,000 (its CPU a move 203 us against 234, the
-    store's 56 against 79), and flat out 95 writes a call against 56, 0.92 of the CPU a
-    move and 1.05 times the throughput; a second batch in flight mostly waited for the
-    same fsync as the first. Two writes of one game are never in flight together (the
+    Against two at a time (2026-12-06, bench/server.py in the same run): flat out 95
+    writes a call against 56, 0.92 of the CPU a move and 1.05 times the throughput; at a
+    human pace (bench/capacity.py, runs minutes apart) 8,000 racing players held where
+    7,000 were, the server's CPU a move 193 to 205 us against 234, the store's 56 to 58
+    against 79. Two writes of one game are never in flight together (the
     handlers take turns per game while they wait), and the script checks the stored
     move count itself, so the order between batches does not matter.
 
